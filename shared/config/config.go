@@ -1,0 +1,185 @@
+// Package config reads the service's configuration from the environment.
+// README.md documents every variable in a table; keep the two in step.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Production addresses, used unless DB_ENV=local or overridden.
+const (
+	DefaultAPIURL      = "https://api.mediacatalog.app"
+	DefaultFrontendURL = "https://mediacatalog.app"
+	LocalFrontendURL   = "http://localhost:5173"
+	// DevJWTSecret is accepted only when DB_ENV=local.
+	DevJWTSecret = "local-development-secret-do-not-use-in-production"
+)
+
+// Config is the whole configuration. Each part is read by the functions that need it.
+type Config struct {
+	Env         string // DB_ENV
+	Port        int    // PORT
+	APIURL      string // API base: http://localhost:PORT when local, else API_URL
+	FrontendURL string // frontend origin: LOCAL_FRONTEND_URL when local, else FRONTEND_URL
+	CORSOrigins []string
+	LogLevel    string
+
+	DatabaseURL string
+
+	AWSRegion        string
+	DynamoEndpoint   string
+	StateTable       string
+	RateLimitTable   string
+	S3Endpoint       string
+	Bucket           string
+	FileService      bool
+	CloudFrontDistID string
+
+	JWTSecret       string
+	AccessTokenTTL  time.Duration
+	RefreshTokenTTL time.Duration
+	LockTTL         time.Duration
+
+	OAuthRateLimit  int
+	OAuthRateWindow time.Duration
+
+	ImageMaxBytes  int
+	ImageMaxPixels int
+	CDNCacheBytes  int64
+
+	AvatarNotifier  string // "http" or "lambda"
+	CDNFunctionName string
+	CDNURL          string
+}
+
+// Local reports whether the service runs as a local development instance.
+func (c Config) Local() bool { return c.Env == "local" }
+
+// Load reads the configuration through getenv (os.Getenv in main, a map in tests).
+func Load(getenv func(string) string) (Config, error) {
+	p := parser{getenv: getenv}
+	c := Config{
+		Env:              getenv("DB_ENV"),
+		Port:             p.int("PORT", 3000),
+		LogLevel:         p.str("LOG_LEVEL", "info"),
+		DatabaseURL:      getenv("DATABASE_URL"),
+		AWSRegion:        p.str("AWS_REGION", "us-east-1"),
+		DynamoEndpoint:   getenv("DYNAMODB_ENDPOINT"),
+		StateTable:       p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
+		RateLimitTable:   p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
+		S3Endpoint:       getenv("S3_ENDPOINT"),
+		Bucket:           p.str("S3_BUCKET", "media-catalog-images"),
+		FileService:      p.bool("FILE_SERVICE", false),
+		CloudFrontDistID: getenv("CLOUDFRONT_DISTRIBUTION_ID"),
+		JWTSecret:        getenv("JWT_SECRET"),
+		AccessTokenTTL:   p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
+		RefreshTokenTTL:  p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
+		LockTTL:          p.duration("EDIT_LOCK_TTL", 15*time.Minute),
+		OAuthRateLimit:   p.int("OAUTH_RATE_LIMIT", 20),
+		OAuthRateWindow:  p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
+		ImageMaxBytes:    p.int("IMAGE_MAX_BYTES", 10<<20),
+		ImageMaxPixels:   p.int("IMAGE_MAX_PIXELS", 50_000_000),
+		CDNCacheBytes:    int64(p.int("CDN_CACHE_BYTES", 64<<20)),
+		AvatarNotifier:   p.str("AVATAR_NOTIFIER", "http"),
+		CDNFunctionName:  getenv("CDN_FUNCTION_NAME"),
+		CDNURL:           getenv("CDN_URL"),
+	}
+	if c.Local() {
+		c.APIURL = fmt.Sprintf("http://localhost:%d", c.Port)
+		c.FrontendURL = p.str("LOCAL_FRONTEND_URL", LocalFrontendURL)
+		if c.JWTSecret == "" {
+			c.JWTSecret = DevJWTSecret
+		}
+	} else {
+		c.APIURL = p.str("API_URL", DefaultAPIURL)
+		c.FrontendURL = p.str("FRONTEND_URL", DefaultFrontendURL)
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	c.FrontendURL = strings.TrimRight(c.FrontendURL, "/")
+	if c.CDNURL == "" {
+		c.CDNURL = c.APIURL
+	}
+	c.CORSOrigins = []string{c.FrontendURL}
+	for _, o := range strings.Split(getenv("CORS_ORIGINS"), ",") {
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" && o != c.FrontendURL {
+			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
+	}
+	switch c.AvatarNotifier {
+	case "http", "lambda":
+	default:
+		p.errs = append(p.errs, fmt.Sprintf("AVATAR_NOTIFIER: %q is neither http nor lambda", c.AvatarNotifier))
+	}
+	if len(p.errs) > 0 {
+		return Config{}, fmt.Errorf("config: %s", strings.Join(p.errs, "; "))
+	}
+	return c, nil
+}
+
+// RequireJWTSecret reports an error when no usable signing secret is configured.
+func (c Config) RequireJWTSecret() error {
+	if c.JWTSecret == "" {
+		return fmt.Errorf("config: JWT_SECRET is required unless DB_ENV=local")
+	}
+	if c.JWTSecret == DevJWTSecret && !c.Local() {
+		return fmt.Errorf("config: the development JWT secret is refused outside DB_ENV=local")
+	}
+	if len(c.JWTSecret) < 32 {
+		return fmt.Errorf("config: JWT_SECRET must be at least 32 bytes")
+	}
+	return nil
+}
+
+type parser struct {
+	getenv func(string) string
+	errs   []string
+}
+
+func (p *parser) str(name, def string) string {
+	if v := p.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) int(name string, def int) int {
+	v := p.getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %q is not a non-negative integer", name, v))
+		return def
+	}
+	return n
+}
+
+func (p *parser) bool(name string, def bool) bool {
+	v := p.getenv(name)
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %q is not true or false", name, v))
+		return def
+	}
+	return b
+}
+
+func (p *parser) duration(name string, def time.Duration) time.Duration {
+	v := p.getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		p.errs = append(p.errs, fmt.Sprintf("%s: %q is not a positive duration such as 15m", name, v))
+		return def
+	}
+	return d
+}

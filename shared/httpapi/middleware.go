@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/mediacatalog/service/shared/apperr"
+)
+
+type loggerKey struct{}
+
+// Options configure the middleware that wraps every route group.
+type Options struct {
+	Log         *slog.Logger
+	CORSOrigins []string // exact origins allowed to call with credentials
+}
+
+// Wrap applies the shared middleware, outermost first: request logging with the
+// request id, panic recovery into a 500 Response Model, and CORS.
+func Wrap(h http.Handler, opts Options) http.Handler {
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, h)))
+}
+
+// RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local
+// equivalent (a random id) otherwise.
+func RequestID(r *http.Request) string {
+	if lc, ok := core.GetRuntimeContextFromContextV2(r.Context()); ok && lc != nil && lc.AwsRequestID != "" {
+		return lc.AwsRequestID
+	}
+	if gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && gw.RequestID != "" {
+		return gw.RequestID
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// SourceIP is the caller's address: API Gateway's requestContext.http.sourceIp under
+// Lambda, the connection's peer address locally. Client-supplied headers such as
+// X-Forwarded-For are never consulted.
+func SourceIP(r *http.Request) string {
+	if gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && gw.HTTP.SourceIP != "" {
+		return gw.HTTP.SourceIP
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		l := log.With("request_id", RequestID(r))
+		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, l))
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		// The path, never the query string: it may carry OAuth codes and states.
+		l.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+	})
+}
+
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				Logger(r.Context()).Error("panic", "value", v, "stack", string(debug.Stack()))
+				Message(w, r, http.StatusInternalServerError, apperr.MsgInternal)
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+const (
+	corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+	corsHeaders = "Content-Type, Authorization, X-Requested-With"
+)
+
+func cors(origins []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		allowed := origin != "" && slices.Contains(origins, strings.TrimRight(origin, "/"))
+		if allowed {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Credentials", "true")
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if allowed {
+				h.Set("Access-Control-Allow-Methods", corsMethods)
+				h.Set("Access-Control-Allow-Headers", corsHeaders)
+				h.Set("Access-Control-Max-Age", "600")
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

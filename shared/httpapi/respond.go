@@ -1,0 +1,107 @@
+// Package httpapi holds what every route group shares on the HTTP side: the one place
+// that writes errors as the Response Model, JSON encoding and decoding, parsing of the
+// common parameters, the middleware, and route registration.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/mediacatalog/service/shared/apperr"
+)
+
+// Response is the spec's Response Model, the body of every error and plain message.
+type Response struct {
+	Data string `json:"data"`
+	Code int    `json:"code"`
+}
+
+// JSON writes v as a JSON body with the given status.
+func JSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// Message writes a Response Model with the given status and message.
+func Message(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	JSON(w, r, status, Response{Data: msg, Code: status})
+}
+
+// OK writes a 200 Response Model with msg.
+func OK(w http.ResponseWriter, r *http.Request, msg string) { Message(w, r, http.StatusOK, msg) }
+
+// Error is the one place that turns an error into a status and a Response Model body.
+// Errors with an apperr code show their message; anything else is an internal error:
+// logged with its cause, answered with a message that leaks nothing.
+func Error(w http.ResponseWriter, r *http.Request, err error) {
+	log := Logger(r.Context())
+	e, ok := apperr.As(err)
+	if !ok {
+		e = apperr.Wrap(apperr.Internal, apperr.MsgInternal, err)
+	}
+	status := e.Code.Status()
+	if status >= 500 {
+		log.Error("request failed", "status", status, "error", err.Error())
+	} else if e.Err != nil {
+		log.Debug("request rejected", "status", status, "error", err.Error())
+	}
+	Message(w, r, status, e.Message)
+}
+
+// DefaultMaxBody bounds JSON request bodies. Image uploads pass their own, larger limit.
+const DefaultMaxBody = 1 << 20
+
+// Validator is implemented by request types that check their own required fields.
+type Validator interface{ Validate() error }
+
+// Decode reads a JSON body into a T. Malformed JSON, a wrongly typed field, a body over
+// maxBytes (DefaultMaxBody when 0) and, through Validate, a missing required field all
+// answer 400 Required parameters missing. Unknown fields are ignored.
+func Decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, error) {
+	var v T
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBody
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err := dec.Decode(&v); err != nil {
+		return v, apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, err)
+	}
+	// Exactly one JSON value: trailing garbage is malformed input.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return v, apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, errors.New("trailing data after JSON body"))
+	}
+	if val, ok := any(&v).(Validator); ok {
+		if err := val.Validate(); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// Required reports a missing-parameters error when any of the strings is blank.
+func Required(values ...string) error {
+	for _, s := range values {
+		if strings.TrimSpace(s) == "" {
+			return apperr.MissingParams()
+		}
+	}
+	return nil
+}
+
+// Logger returns the request's logger (with its request id), or the default logger.
+func Logger(ctx interface{ Value(any) any }) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}

@@ -1,0 +1,100 @@
+// Package postgres is the PostgreSQL adapter: the connection pool, the embedded
+// migrations, and the stores of the service's data. Stores speak in domain types and
+// apperr codes; nothing above this package sees pgx errors.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mediacatalog/service/shared/apperr"
+)
+
+// DB is the process's connection pool. Open it once in main, outside the handler.
+type DB struct {
+	Pool *pgxpool.Pool
+}
+
+// Option adjusts the pool configuration before the pool is created.
+type Option func(*pgxpool.Config)
+
+// WithTracer installs a pgx query tracer (the tests count round trips with one).
+func WithTracer(t pgx.QueryTracer) Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.Tracer = t }
+}
+
+// WithMaxConns bounds the pool. A Lambda container serves one request at a time, so
+// the functions keep it small to spare the database's connection slots.
+func WithMaxConns(n int32) Option {
+	return func(c *pgxpool.Config) { c.MaxConns = n }
+}
+
+// Open creates the pool. It does not connect: the first query does, so a cold start
+// that never touches the database never waits for it.
+func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
+	if url == "" {
+		return nil, errors.New("postgres: DATABASE_URL is not set")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", redact(err))
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create pool: %w", redact(err))
+	}
+	return &DB{Pool: pool}, nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() { db.Pool.Close() }
+
+// inTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise.
+func (db *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.Pool, fn)
+}
+
+// Unique-violation handling: constraint name -> the client-facing conflict.
+const sqlUniqueViolation = "23505"
+
+// conflict turns a unique violation into an apperr.Conflict with msg; other errors pass.
+func conflict(err error, msg string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == sqlUniqueViolation {
+		return apperr.Wrap(apperr.Conflict, msg, err)
+	}
+	return err
+}
+
+// isUniqueViolation reports whether err is a unique violation of the named constraint
+// (any unique constraint when name is empty).
+func isUniqueViolation(err error, name string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == sqlUniqueViolation &&
+		(name == "" || pgErr.ConstraintName == name)
+}
+
+// likePattern makes a case-insensitive substring pattern for ILIKE, with the user's
+// wildcards escaped so "50%" searches for a literal percent sign.
+func likePattern(search string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(search) + "%"
+}
+
+// redact drops the connection string (and its password) from pgx parse errors.
+func redact(err error) error {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		return errors.New("invalid connection string")
+	}
+	return err
+}
