@@ -28,6 +28,7 @@ type Config struct {
 	LogLevel    string
 
 	DatabaseURL string
+	DBMaxConns  int
 
 	AWSRegion        string
 	DynamoEndpoint   string

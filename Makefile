@@ -1,0 +1,91 @@
+# Media Catalog Service. `make run` starts everything locally, `make test` runs every
+# test; both install or start what they need. See README.md.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO        ?= go
+PORT      ?= 3000
+ENV       ?= staging
+SCALE     ?= 100000
+STACK_DIR ?= .local
+BUILD_DIR ?= build
+# Go's test timeout per package; CI's whole run has 90 minutes, we aim well under 15.
+TEST_TIMEOUT ?= 10m
+
+LAMBDA_FLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+LAMBDA_ENV   := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
+FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-contributors publishers
+
+# Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
+WITHSTACK := $(GO) run ./infra/cmd/withstack
+
+.PHONY: help run test bench build migrate seed token grant-role deploy lint tools clean \
+	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
+	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+
+run: ## start the whole service locally on http://localhost:$(PORT) (Ctrl-C stops it)
+	$(GO) run ./infra/cmd/local -dir $(STACK_DIR) -port $(PORT)
+
+test: tools ## run every test against real PostgreSQL, dynalite, gofakes3 and chromium
+	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+bench: tools ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory)
+	$(WITHSTACK) -ephemeral -- $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+# System tools the tests and benchmarks use, installed when missing (as root, from
+# Debian's packages): chromium for the browser test, vipsthumbnail for the image bench.
+tools:
+	@bash infra/scripts/tools.sh
+
+build: ## the eight bootstrap binaries for linux/arm64 in $(BUILD_DIR)/<function>/
+	@for f in $(FUNCTIONS); do \
+		echo "build $(BUILD_DIR)/$$f/bootstrap"; \
+		$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(BUILD_DIR)/$$f/bootstrap ./functions/$$f || exit 1; \
+	done
+
+# sam build (BuildMethod: makefile) calls build-<LogicalId> with ARTIFACTS_DIR set.
+build-OAuthFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/oauth
+build-TagsFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/tags
+build-CdnFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/cdn
+build-AdminUsersFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/admin-users
+build-AdminRolesFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/admin-roles
+build-AdminPermissionsFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/admin-permissions
+build-AdminContributorsFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/admin-contributors
+build-PublishersFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publishers
+
+migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	$(GO) run ./infra/cmd/migrate
+
+seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
+	$(WITHSTACK) -dir $(STACK_DIR) -- $(GO) run ./infra/cmd/seed -scale $(SCALE)
+
+token: ## print a refreshToken cookie value for USER against the local stack (last line)
+	@test -n "$(USER)" || { echo "usage: make token USER=<username>" >&2; exit 2; }
+	@$(WITHSTACK) -dir $(STACK_DIR) -quiet -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"
+
+grant-role: ## give USER the role ROLE (the first admin of a new deployment)
+	@test -n "$(USER)" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
+	$(GO) run ./infra/cmd/grant-role -user "$(USER)" -role "$(ROLE)"
+
+deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
+	sam build --config-env $(ENV)
+	sam deploy --config-env $(ENV)
+
+clean: ## remove build output (keeps the local stack's data in $(STACK_DIR))
+	rm -rf $(BUILD_DIR) .aws-sam

@@ -1,0 +1,7 @@
+// Command admin-contributors is the Lambda function of the admin-contributors route group: wiring only, the
+// group itself lives in the shared library.
+package main
+
+import "github.com/mediacatalog/service/shared/app"
+
+func main() { app.Main(app.AdminContributors) }

@@ -1,0 +1,110 @@
+// Package app wires the route groups from configuration: the one place that knows
+// which clients each group needs. The Lambda functions build one group each; the local
+// server builds them all on one mux. Clients are created on first use, once per
+// process, and none of them connects until a request needs it.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+// Group is one route group, served by one Lambda function. Build makes its routes
+// from the process's shared dependencies. A function's main names only its own group,
+// so the linker leaves the other groups' code out of its binary.
+type Group struct {
+	Name  string
+	Build func(ctx context.Context, a *App) ([]httpapi.Route, error)
+}
+
+// All returns every route group, sorted by name (the local server serves them all).
+func All() []Group {
+	gs := []Group{OAuth, Tags, CDN, AdminUsers, AdminRoles, AdminPermissions, AdminContributors, Publishers}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
+	return gs
+}
+
+// App holds the configuration and the lazily created clients of one process.
+type App struct {
+	Config config.Config
+	Log    *slog.Logger
+
+	mu      sync.Mutex
+	db      *postgres.DB
+	closers []func()
+}
+
+// New returns an App; it creates nothing yet.
+func New(cfg config.Config, log *slog.Logger) *App {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &App{Config: cfg, Log: log}
+}
+
+// Routes builds the routes of the given groups.
+func (a *App) Routes(ctx context.Context, gs ...Group) ([]httpapi.Route, error) {
+	var all []httpapi.Route
+	for _, g := range gs {
+		rs, err := g.Build(ctx, a)
+		if err != nil {
+			return nil, fmt.Errorf("app: build %s: %w", g.Name, err)
+		}
+		all = append(all, rs...)
+	}
+	return all, nil
+}
+
+// Handler builds the given groups on one mux, wrapped in the shared middleware.
+func (a *App) Handler(ctx context.Context, gs ...Group) (http.Handler, error) {
+	routes, err := a.Routes(ctx, gs...)
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins}), nil
+}
+
+// DB returns the process's PostgreSQL pool, created on first use. It connects on the
+// first query, not here.
+func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.db == nil {
+		opts := []postgres.Option{}
+		if a.Config.DBMaxConns > 0 {
+			opts = append(opts, postgres.WithMaxConns(int32(a.Config.DBMaxConns)))
+		}
+		db, err := postgres.Open(ctx, a.Config.DatabaseURL, opts...)
+		if err != nil {
+			return nil, err
+		}
+		a.db = db
+		a.closers = append(a.closers, db.Close)
+	}
+	return a.db, nil
+}
+
+// SetDB makes the App use an existing pool (tests and benchmarks).
+func (a *App) SetDB(db *postgres.DB) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.db = db
+}
+
+// Close releases what the App created.
+func (a *App) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}

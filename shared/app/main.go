@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/lambdahttp"
+)
+
+// Main is the whole body of a function's main: it serves one route group, under
+// Lambda through the API Gateway adapter, elsewhere on PORT.
+func Main(group Group) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, group, os.Getenv)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", group.Name, err)
+		os.Exit(1)
+	}
+}
+
+// Run serves one route group until ctx is done.
+func Run(ctx context.Context, group Group, getenv func(string) string) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := lambdahttp.NewLogger(cfg.LogLevel).With("function", group.Name)
+	a := New(cfg, log)
+	defer a.Close()
+	h, err := a.Handler(ctx, group)
+	if err != nil {
+		return err
+	}
+	return lambdahttp.Start(ctx, h, net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), getenv, log)
+}
