@@ -1,0 +1,36 @@
+// Command migrate applies the service's migrations to DATABASE_URL. Operators run it
+// (make migrate) before deploying; the functions never migrate on a cold start.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "migrate:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	url := getenv("DATABASE_URL")
+	if url == "" {
+		return fmt.Errorf("DATABASE_URL is not set")
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := postgres.Migrate(ctx, url, log); err != nil {
+		return err
+	}
+	log.Info("database is up to date")
+	return nil
+}

@@ -1,0 +1,221 @@
+// Package samtemplate reads template.yaml, CloudFormation short tags (!Ref, !Sub,
+// !GetAtt, !If...) included, into the facts the tests hold true: each function's
+// routes, build target, environment and policies.
+package samtemplate
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Function is one AWS::Serverless::Function of the template.
+type Function struct {
+	LogicalID   string
+	Name        string // FunctionName's suffix after the stack name, e.g. "admin-users"
+	BuildMethod string
+	Handler     string
+	Runtime     string
+	Arch        []string
+	Routes      []string          // "GET /tags/id/{id}"
+	Env         map[string]string // variable -> its value as written (short tags kept as text)
+	Policies    []*yaml.Node      // the Policies entries
+	Memory      int
+	Timeout     int
+}
+
+// Template is the parsed template.
+type Template struct {
+	Root      *yaml.Node
+	Resources map[string]*yaml.Node
+	Functions map[string]*Function // by logical id
+	GlobalEnv map[string]string
+}
+
+// Load parses the template at path.
+func Load(path string) (*Template, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b)
+}
+
+// Parse parses template bytes.
+func Parse(b []byte) (*Template, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("parse template: empty document")
+	}
+	root := doc.Content[0]
+	t := &Template{Root: root, Resources: map[string]*yaml.Node{}, Functions: map[string]*Function{}, GlobalEnv: map[string]string{}}
+	res := Get(root, "Resources")
+	if res == nil {
+		return nil, fmt.Errorf("parse template: no Resources")
+	}
+	for i := 0; i+1 < len(res.Content); i += 2 {
+		t.Resources[res.Content[i].Value] = res.Content[i+1]
+	}
+	defaults := &Function{}
+	if g := Get(root, "Globals", "Function"); g != nil {
+		t.GlobalEnv = scalarMap(Get(g, "Environment", "Variables"))
+		defaults.Handler = Scalar(Get(g, "Handler"))
+		defaults.Runtime = Scalar(Get(g, "Runtime"))
+		defaults.Arch = scalars(Get(g, "Architectures"))
+	}
+	for id, r := range t.Resources {
+		if Scalar(Get(r, "Type")) != "AWS::Serverless::Function" {
+			continue
+		}
+		p := Get(r, "Properties")
+		f := &Function{
+			LogicalID:   id,
+			BuildMethod: Scalar(Get(r, "Metadata", "BuildMethod")),
+			Handler:     or(Scalar(Get(p, "Handler")), defaults.Handler),
+			Runtime:     or(Scalar(Get(p, "Runtime")), defaults.Runtime),
+			Arch:        scalars(Get(p, "Architectures")),
+			Env:         map[string]string{},
+		}
+		if len(f.Arch) == 0 {
+			f.Arch = defaults.Arch
+		}
+		name := Scalar(Get(p, "FunctionName"))
+		if i := strings.LastIndex(name, "}-"); i >= 0 {
+			name = name[i+2:]
+		}
+		f.Name = name
+		fmt.Sscan(Scalar(Get(p, "MemorySize")), &f.Memory)
+		fmt.Sscan(Scalar(Get(p, "Timeout")), &f.Timeout)
+		for k, v := range t.GlobalEnv {
+			f.Env[k] = v
+		}
+		for k, v := range scalarMap(Get(p, "Environment", "Variables")) {
+			f.Env[k] = v
+		}
+		if pol := Get(p, "Policies"); pol != nil {
+			f.Policies = pol.Content
+		}
+		if ev := Get(p, "Events"); ev != nil {
+			for i := 1; i < len(ev.Content); i += 2 {
+				e := ev.Content[i]
+				if Scalar(Get(e, "Type")) != "HttpApi" {
+					continue
+				}
+				f.Routes = append(f.Routes, Scalar(Get(e, "Properties", "Method"))+" "+Scalar(Get(e, "Properties", "Path")))
+			}
+		}
+		sort.Strings(f.Routes)
+		t.Functions[id] = f
+	}
+	return t, nil
+}
+
+// Get walks mapping keys from n; nil when a key is absent.
+func Get(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+				break
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+// Scalar is a node's text: a scalar's value, with its short tag kept ("!Ref X").
+func Scalar(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.ScalarNode {
+		if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+			return n.Tag + " " + n.Value
+		}
+		return n.Value
+	}
+	out, _ := yaml.Marshal(n)
+	return strings.TrimSpace(string(out))
+}
+
+func scalars(n *yaml.Node) []string {
+	if n == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		out = append(out, Scalar(c))
+	}
+	return out
+}
+
+func scalarMap(n *yaml.Node) map[string]string {
+	m := map[string]string{}
+	if n == nil {
+		return m
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		m[n.Content[i].Value] = Scalar(n.Content[i+1])
+	}
+	return m
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Refs returns every resource name a node refers to: !Ref X, !GetAtt X.Attr, and
+// ${X} / ${X.Attr} inside !Sub strings.
+func Refs(n *yaml.Node) []string {
+	var out []string
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil {
+			return
+		}
+		switch n.Tag {
+		case "!Ref":
+			out = append(out, n.Value)
+		case "!GetAtt":
+			if n.Kind == yaml.ScalarNode {
+				out = append(out, strings.SplitN(n.Value, ".", 2)[0])
+			}
+		case "!Sub":
+			s := n.Value
+			for {
+				i := strings.Index(s, "${")
+				if i < 0 {
+					break
+				}
+				j := strings.Index(s[i:], "}")
+				if j < 0 {
+					break
+				}
+				name := strings.SplitN(s[i+2:i+j], ".", 2)[0]
+				if !strings.Contains(name, "::") {
+					out = append(out, name)
+				}
+				s = s[i+j+1:]
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
