@@ -1,0 +1,67 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+)
+
+const sqlForeignKeyViolation = "23503"
+
+// CreateSession starts a session of userID that lives until expiresAt and returns its
+// id, the sid of the tokens issued for it. An unknown user is apperr.NotFound.
+func (db *DB) CreateSession(ctx context.Context, userID int64, expiresAt time.Time) (string, error) {
+	var id string
+	err := db.Pool.QueryRow(ctx,
+		`INSERT INTO sessions (user_id, expires_at) VALUES ($1, $2) RETURNING id::text`,
+		userID, expiresAt).Scan(&id)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == sqlForeignKeyViolation {
+			return "", apperr.Wrap(apperr.NotFound, apperr.MsgUserNotFound, err)
+		}
+		return "", fmt.Errorf("create session of user %d: %w", userID, err)
+	}
+	return id, nil
+}
+
+// SessionUser loads, in one query, user userID with the permissions of all their
+// roles, provided sessionID (a UUID) is a live session of theirs. A user that does not
+// exist is apperr.NotFound "User not found"; a session that is unknown, someone
+// else's, revoked or expired is apperr.Unauthorized.
+func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (catalog.SessionUser, error) {
+	rows, _ := db.Pool.Query(ctx, `
+		SELECT u.id, u.username,
+		       EXISTS (SELECT 1 FROM sessions s
+		               WHERE s.id = $2::uuid AND s.user_id = u.id
+		                 AND s.revoked_at IS NULL AND s.expires_at > now()) AS live,
+		       coalesce(array_agg(DISTINCT p.name ORDER BY p.name) FILTER (WHERE p.id IS NOT NULL),
+		                '{}') AS permissions
+		FROM users u
+		LEFT JOIN user_roles ur ON ur.user_id = u.id
+		LEFT JOIN role_permissions rp ON rp.role_id = ur.role_id
+		LEFT JOIN permissions p ON p.id = rp.permission_id
+		WHERE u.id = $1
+		GROUP BY u.id`, userID, sessionID)
+	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
+		catalog.SessionUser
+		Live bool
+	}])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return catalog.SessionUser{}, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	case err != nil:
+		return catalog.SessionUser{}, fmt.Errorf("load session %s of user %d: %w", sessionID, userID, err)
+	case !row.Live:
+		return catalog.SessionUser{}, apperr.Wrap(apperr.Unauthorized, apperr.MsgUnauthorized,
+			fmt.Errorf("session %s of user %d is not live", sessionID, userID))
+	}
+	return row.SessionUser, nil
+}
