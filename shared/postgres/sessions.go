@@ -15,6 +15,13 @@ import (
 
 const sqlForeignKeyViolation = "23503"
 
+// isForeignKeyViolation reports whether err is a foreign key violation (SQLSTATE 23503):
+// a row refers to one that does not exist (any more).
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == sqlForeignKeyViolation
+}
+
 // CreateSession starts a session of userID that lives until expiresAt and returns its
 // id, the sid of the tokens issued for it. An unknown user is apperr.NotFound.
 func (db *DB) CreateSession(ctx context.Context, userID int64, expiresAt time.Time) (string, error) {
@@ -23,8 +30,7 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, expiresAt time.Ti
 		`INSERT INTO sessions (user_id, expires_at) VALUES ($1, $2) RETURNING id::text`,
 		userID, expiresAt).Scan(&id)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == sqlForeignKeyViolation {
+		if isForeignKeyViolation(err) {
 			return "", apperr.Wrap(apperr.NotFound, apperr.MsgUserNotFound, err)
 		}
 		return "", fmt.Errorf("create session of user %d: %w", userID, err)

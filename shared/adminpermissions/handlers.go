@@ -1,0 +1,121 @@
+package adminpermissions
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// The spec's success messages.
+const (
+	MsgPermissionUpdated = "Permission updated successfully"
+	MsgPermissionAdded   = "Permission added successfully"
+	MsgPermissionDeleted = "Permission deleted successfully"
+)
+
+// handlePermissions answers GET /admin-permissions: every permission.
+func handlePermissions(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		perms, err := store.Permissions(r.Context())
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, perms)
+	})
+}
+
+// handlePermission answers GET /admin-permissions/id/{id}.
+func handlePermission(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		p, err := store.Permission(r.Context(), id)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, p)
+	})
+}
+
+// permissionRequest is the body of POST /admin-permissions/edit/{id} and
+// POST /admin-permissions/add.
+type permissionRequest struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+}
+
+// Validate demands a non-blank name and description.
+func (req *permissionRequest) Validate() error {
+	if req.Name == nil || req.Description == nil {
+		return apperr.MissingParams()
+	}
+	return httpapi.Required(*req.Name, *req.Description)
+}
+
+func (req *permissionRequest) input() catalog.PermissionInput {
+	return catalog.PermissionInput{Name: strings.TrimSpace(*req.Name), Description: strings.TrimSpace(*req.Description)}
+}
+
+// handleEditPermission answers POST /admin-permissions/edit/{id}: renames the
+// permission and replaces its description.
+func handleEditPermission(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		req, err := httpapi.Decode[permissionRequest](w, r, 0)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if err := store.EditPermission(r.Context(), id, req.input()); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgPermissionUpdated)
+	})
+}
+
+// handleAddPermission answers POST /admin-permissions/add: a new permission, granted
+// to no role yet.
+func handleAddPermission(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := httpapi.Decode[permissionRequest](w, r, 0)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if _, err := store.AddPermission(r.Context(), req.input()); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgPermissionAdded)
+	})
+}
+
+// handleDeletePermission answers DELETE /admin-permissions/delete/{id}: the permission
+// goes, and every role loses it.
+func handleDeletePermission(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if err := store.DeletePermission(r.Context(), id); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgPermissionDeleted)
+	})
+}

@@ -1,0 +1,164 @@
+package adminroles
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// The spec's success messages.
+const (
+	MsgRoleUpdated = "Role updated successfully"
+	MsgRoleAdded   = "Role added successfully"
+	MsgRoleDeleted = "Role deleted successfully"
+)
+
+// handleRoles answers GET /admin-roles: every role with its numbers of permissions and
+// users.
+func handleRoles(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		roles, err := store.Roles(r.Context())
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, roles)
+	})
+}
+
+// handleRole answers GET /admin-roles/id/{id}: the role with its permissions.
+func handleRole(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		role, err := store.Role(r.Context(), id)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, role)
+	})
+}
+
+// editRoleRequest is the body of POST /admin-roles/edit/{id}. Description is kept raw
+// to tell absent (unchanged) from null (cleared).
+type editRoleRequest struct {
+	Name               *string         `json:"name"`
+	Description        json.RawMessage `json:"description"`
+	AddedPermissions   []int64         `json:"added_permissions"`
+	RemovedPermissions []int64         `json:"removed_permissions"`
+}
+
+// Validate demands a non-blank name and a description that is absent, null or a string.
+func (req *editRoleRequest) Validate() error {
+	if req.Name == nil {
+		return apperr.MissingParams()
+	}
+	if _, _, err := req.description(); err != nil {
+		return err
+	}
+	return httpapi.Required(*req.Name)
+}
+
+// description returns whether the request sets the description, and to what.
+func (req *editRoleRequest) description() (set bool, desc *string, err error) {
+	if len(req.Description) == 0 {
+		return false, nil, nil
+	}
+	if bytes.Equal(req.Description, []byte("null")) {
+		return true, nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(req.Description, &s); err != nil {
+		return false, nil, apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, err)
+	}
+	s = strings.TrimSpace(s)
+	return true, &s, nil
+}
+
+// handleEditRole answers POST /admin-roles/edit/{id}: renames the role, sets its
+// description when given and adds and removes permissions, all or nothing.
+func handleEditRole(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		req, err := httpapi.Decode[editRoleRequest](w, r, 0)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		set, desc, _ := req.description() // checked by Validate
+		edit := catalog.RoleEdit{
+			Name:               strings.TrimSpace(*req.Name),
+			SetDescription:     set,
+			Description:        desc,
+			AddedPermissions:   req.AddedPermissions,
+			RemovedPermissions: req.RemovedPermissions,
+		}
+		if err := store.EditRole(r.Context(), id, edit); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgRoleUpdated)
+	})
+}
+
+// addRoleRequest is the body of POST /admin-roles/add.
+type addRoleRequest struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+}
+
+// Validate demands a non-blank name and description.
+func (req *addRoleRequest) Validate() error {
+	if req.Name == nil || req.Description == nil {
+		return apperr.MissingParams()
+	}
+	return httpapi.Required(*req.Name, *req.Description)
+}
+
+// handleAddRole answers POST /admin-roles/add: a new role without permissions.
+func handleAddRole(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := httpapi.Decode[addRoleRequest](w, r, 0)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		role := catalog.NewRole{Name: strings.TrimSpace(*req.Name), Description: strings.TrimSpace(*req.Description)}
+		if _, err := store.AddRole(r.Context(), role); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgRoleAdded)
+	})
+}
+
+// handleDeleteRole answers DELETE /admin-roles/delete/{id}: the role goes, and its
+// holders who hold no other role get the default role. The default role itself cannot
+// be deleted.
+func handleDeleteRole(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if err := store.DeleteRole(r.Context(), id); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgRoleDeleted)
+	})
+}

@@ -1,0 +1,44 @@
+// Package adminroles is the admin-roles route group: the administration of roles
+// (list, detail, edit with the role's permissions, add, delete). Every route demands
+// the refreshToken cookie and the spec's permission.
+package adminroles
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// Store is the role data the group reads and writes; *postgres.DB satisfies it.
+type Store interface {
+	Roles(ctx context.Context) ([]catalog.Role, error)
+	Role(ctx context.Context, id int64) (catalog.RoleDetail, error)
+	EditRole(ctx context.Context, id int64, e catalog.RoleEdit) error
+	AddRole(ctx context.Context, r catalog.NewRole) (int64, error)
+	DeleteRole(ctx context.Context, id int64) error
+}
+
+// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
+type Guard interface {
+	Require(perm string, h http.Handler) http.Handler
+}
+
+// Deps are what the group needs.
+type Deps struct {
+	Store Store
+	Auth  Guard
+}
+
+// Routes is the group's whole API.
+func Routes(d Deps) []httpapi.Route {
+	return []httpapi.Route{
+		{Pattern: "GET /admin-roles", Handler: d.Auth.Require(auth.PermViewRoles, handleRoles(d.Store))},
+		{Pattern: "GET /admin-roles/id/{id}", Handler: d.Auth.Require(auth.PermViewRoles, handleRole(d.Store))},
+		{Pattern: "POST /admin-roles/edit/{id}", Handler: d.Auth.Require(auth.PermEditRoles, handleEditRole(d.Store))},
+		{Pattern: "POST /admin-roles/add", Handler: d.Auth.Require(auth.PermAddRoles, handleAddRole(d.Store))},
+		{Pattern: "DELETE /admin-roles/delete/{id}", Handler: d.Auth.Require(auth.PermDeleteRoles, handleDeleteRole(d.Store))},
+	}
+}

@@ -1,0 +1,177 @@
+package adminusers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// The spec's success messages.
+const (
+	MsgUserEdited    = "User edited successfully"
+	MsgUserDeleted   = "User deleted successfully"
+	MsgUserLoggedOut = "User logged out successfully"
+)
+
+// userList is the envelope of GET /admin-users.
+type userList struct {
+	Users []catalog.UserListItem `json:"users"`
+	Max   int64                  `json:"max"`
+	From  int64                  `json:"from"`
+	To    int64                  `json:"to"`
+}
+
+// handleUsers answers GET /admin-users: a page of users, filtered by a substring of
+// the username (search) and a role id (role), in one of the four orders.
+func handleUsers(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, page, err := userQuery(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		res, err := store.Users(r.Context(), q)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		out := userList{Users: res.Users}
+		out.Max, out.From, out.To = page.Envelope(res.Total, len(res.Users))
+		httpapi.JSON(w, r, http.StatusOK, out)
+	})
+}
+
+func userQuery(r *http.Request) (catalog.UserQuery, httpapi.Page, error) {
+	order, err := httpapi.Order(r, catalog.UserOrderNameAsc, catalog.UserOrders...)
+	if err != nil {
+		return catalog.UserQuery{}, httpapi.Page{}, err
+	}
+	page, err := httpapi.Paging(r)
+	if err != nil {
+		return catalog.UserQuery{}, httpapi.Page{}, err
+	}
+	q := catalog.UserQuery{Order: order, Search: httpapi.Search(r), Limit: page.Limit, Offset: page.Offset}
+	if v := r.URL.Query().Get("role"); v != "" {
+		if q.Role, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || q.Role <= 0 {
+			return catalog.UserQuery{}, httpapi.Page{}, apperr.MissingParams()
+		}
+	}
+	return q, page, nil
+}
+
+// handleUser answers GET /admin-users/id/{id}: the user's detail. A reader who may
+// edit users also takes (or refreshes) the user's edit lock, unless another editor
+// holds a live one.
+func handleUser(store Store, lockTTL time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		var lock catalog.LockRequest
+		if p, ok := auth.FromContext(r.Context()); ok && p.Has(auth.PermEditUsers) {
+			lock = catalog.LockRequest{By: p.UserID, TTL: lockTTL}
+		}
+		u, err := store.User(r.Context(), id, lock)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, u)
+	})
+}
+
+// editUserRequest is the body of POST /admin-users/edit/{id}.
+type editUserRequest struct {
+	Username     *string `json:"username"`
+	AgeVerified  *bool   `json:"age_verified"`
+	AddedRoles   []int64 `json:"added_roles"`
+	RemovedRoles []int64 `json:"removed_roles"`
+}
+
+// Validate demands a non-blank username.
+func (req *editUserRequest) Validate() error {
+	if req.Username == nil {
+		return apperr.MissingParams()
+	}
+	return httpapi.Required(*req.Username)
+}
+
+// handleEditUser answers POST /admin-users/edit/{id}: renames the user, sets their age
+// verification (default false) and adds and removes roles, all or nothing. It ends the
+// editor's edit lock of the user.
+func handleEditUser(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		req, err := httpapi.Decode[editUserRequest](w, r, 0)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		p, _ := auth.FromContext(r.Context())
+		edit := catalog.UserEdit{
+			Username:     strings.TrimSpace(*req.Username),
+			AgeVerified:  req.AgeVerified != nil && *req.AgeVerified,
+			AddedRoles:   req.AddedRoles,
+			RemovedRoles: req.RemovedRoles,
+		}
+		if err := store.EditUser(r.Context(), id, p.UserID, edit); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgUserEdited)
+	})
+}
+
+// handleDeleteUser answers DELETE /admin-users/delete/{id}: the user and everything
+// that is theirs go, irreversibly. The stored profile image objects are removed after
+// the deletion committed, when images is set.
+func handleDeleteUser(store Store, images Images) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		key, err := store.DeleteUser(r.Context(), id)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if images != nil && key != "" {
+			if err := images.RemoveProfileImage(r.Context(), key); err != nil {
+				httpapi.Logger(r.Context()).Error("remove the profile image of a deleted user",
+					"user_id", id, "error", err.Error())
+			}
+		}
+		httpapi.OK(w, r, MsgUserDeleted)
+	})
+}
+
+// handleLogoutUser answers POST /admin-users/logout/{id}: every session of the user is
+// revoked, so their refresh tokens stop working at once.
+func handleLogoutUser(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if err := store.LogoutUser(r.Context(), id); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.OK(w, r, MsgUserLoggedOut)
+	})
+}

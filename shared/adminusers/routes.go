@@ -1,0 +1,72 @@
+// Package adminusers is the admin-users route group: the administration of user
+// accounts (list, detail with the edit lock, edit, delete, forced logout, and the
+// profile image routes when Deps.Images is set). Every route demands the
+// refreshToken cookie and the spec's permission.
+package adminusers
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// Store is the user data the group reads and writes; *postgres.DB satisfies it.
+type Store interface {
+	Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error)
+	User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error)
+	EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) error
+	DeleteUser(ctx context.Context, id int64) (image string, err error)
+	LogoutUser(ctx context.Context, id int64) error
+}
+
+// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
+type Guard interface {
+	Require(perm string, h http.Handler) http.Handler
+}
+
+// Images is the profile-image side of users, which the media code provides. When
+// Deps.Images is nil the update-image and delete-image routes are not registered and a
+// deleted user's stored image objects stay.
+type Images interface {
+	// UpdateImage serves POST /admin-users/update-image/{id}, behind edit-users.
+	UpdateImage() http.Handler
+	// DeleteImage serves DELETE /admin-users/delete-image/{id}, behind edit-users.
+	DeleteImage() http.Handler
+	// RemoveProfileImage removes every stored object of the profile image whose key
+	// (users.profile_image) is key. It runs after a user's deletion has committed; its
+	// failure is logged and the deletion stands.
+	RemoveProfileImage(ctx context.Context, key string) error
+}
+
+// Deps are what the group needs.
+type Deps struct {
+	Store Store
+	Auth  Guard
+	// LockTTL is how long opening a user's detail locks it for an editor
+	// (config.LockTTL).
+	LockTTL time.Duration
+	// Images is optional (see Images).
+	Images Images
+}
+
+// Routes is the group's whole API.
+func Routes(d Deps) []httpapi.Route {
+	routes := []httpapi.Route{
+		{Pattern: "GET /admin-users", Handler: d.Auth.Require(auth.PermViewUsers, handleUsers(d.Store))},
+		{Pattern: "GET /admin-users/id/{id}", Handler: d.Auth.Require(auth.PermViewUsers, handleUser(d.Store, d.LockTTL))},
+		{Pattern: "POST /admin-users/edit/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleEditUser(d.Store))},
+		{Pattern: "DELETE /admin-users/delete/{id}", Handler: d.Auth.Require(auth.PermDeleteUsers, handleDeleteUser(d.Store, d.Images))},
+		{Pattern: "POST /admin-users/logout/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleLogoutUser(d.Store))},
+	}
+	if d.Images != nil {
+		routes = append(routes,
+			httpapi.Route{Pattern: "POST /admin-users/update-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, d.Images.UpdateImage())},
+			httpapi.Route{Pattern: "DELETE /admin-users/delete-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, d.Images.DeleteImage())},
+		)
+	}
+	return routes
+}

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+)
+
+// The spec's messages of the role routes.
+const (
+	MsgRoleNotFound            = "Role not found"
+	MsgRoleExists              = "Role with the same name already exists"
+	MsgCannotDeleteDefaultRole = "Cannot delete default role"
+)
+
+// Roles returns every role with its numbers of permissions and users, by name.
+func (db *DB) Roles(ctx context.Context) ([]catalog.Role, error) {
+	rows, _ := db.Pool.Query(ctx, `
+		SELECT r.id, r.name, r.description,
+		       (SELECT count(*) FROM role_permissions rp WHERE rp.role_id = r.id) AS permission_count,
+		       (SELECT count(*) FROM user_roles ur WHERE ur.role_id = r.id) AS user_count
+		FROM roles r
+		ORDER BY lower(r.name), r.id`)
+	roles, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.Role])
+	if err != nil {
+		return nil, fmt.Errorf("list roles: %w", err)
+	}
+	return roles, nil
+}
+
+// Role returns role id with its permissions, in one query.
+func (db *DB) Role(ctx context.Context, id int64) (catalog.RoleDetail, error) {
+	rows, _ := db.Pool.Query(ctx, `
+		SELECT r.id, r.name, r.description, r.is_default::int AS is_default,
+		       coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'name', p.name, 'description', p.description)
+		                          ORDER BY p.name, p.id) FILTER (WHERE p.id IS NOT NULL), '[]') AS permissions
+		FROM roles r
+		LEFT JOIN role_permissions rp ON rp.role_id = r.id
+		LEFT JOIN permissions p ON p.id = rp.permission_id
+		WHERE r.id = $1
+		GROUP BY r.id`, id)
+	role, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.RoleDetail])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return catalog.RoleDetail{}, apperr.New(apperr.NotFound, MsgRoleNotFound)
+	case err != nil:
+		return catalog.RoleDetail{}, fmt.Errorf("load role %d: %w", id, err)
+	}
+	return role, nil
+}
+
+// EditRole renames role id, sets its description when asked and changes its
+// permissions, in one transaction: removed permissions go before added ones. Unknown
+// role: apperr.NotFound; unknown permission ids: apperr.Invalid (nothing changes); a
+// name another role has: apperr.Conflict.
+func (db *DB) EditRole(ctx context.Context, id int64, e catalog.RoleEdit) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE roles SET name = $2, description = CASE WHEN $3 THEN $4 ELSE description END
+			WHERE id = $1`, id, e.Name, e.SetDescription, e.Description)
+		if err != nil {
+			return fmt.Errorf("update role %d: %w", id, conflict(err, MsgRoleExists))
+		}
+		if tag.RowsAffected() == 0 {
+			return apperr.New(apperr.NotFound, MsgRoleNotFound)
+		}
+		if err := requireIDs(ctx, tx, "permissions", append(e.AddedPermissions, e.RemovedPermissions...)); err != nil {
+			return err
+		}
+		if len(e.RemovedPermissions) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM role_permissions WHERE role_id = $1 AND permission_id = ANY($2)`,
+				id, e.RemovedPermissions); err != nil {
+				return fmt.Errorf("remove permissions of role %d: %w", id, err)
+			}
+		}
+		if len(e.AddedPermissions) > 0 {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO role_permissions (role_id, permission_id) SELECT $1, unnest($2::bigint[])
+				ON CONFLICT DO NOTHING`, id, e.AddedPermissions); err != nil {
+				return fmt.Errorf("grant permissions to role %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// AddRole adds a role (never the default one) and returns its id. A name another role
+// has: apperr.Conflict.
+func (db *DB) AddRole(ctx context.Context, r catalog.NewRole) (int64, error) {
+	var id int64
+	err := db.Pool.QueryRow(ctx, `INSERT INTO roles (name, description) VALUES ($1, $2) RETURNING id`,
+		r.Name, r.Description).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("add role %q: %w", r.Name, conflict(err, MsgRoleExists))
+	}
+	return id, nil
+}
+
+// DeleteRole deletes role id in one transaction: its holders who hold no other role
+// get the default role first. Unknown role: apperr.NotFound; the default role:
+// apperr.NotAllowed; no default role to fall back on: an internal error.
+func (db *DB) DeleteRole(ctx context.Context, id int64) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// Lock both rows: a concurrent change of the default waits for this deletion.
+		rows, _ := tx.Query(ctx, `
+			SELECT id, is_default FROM roles WHERE id = $1 OR is_default ORDER BY id FOR UPDATE`, id)
+		locked, err := pgx.CollectRows(rows, pgx.RowToStructByName[struct {
+			ID        int64
+			IsDefault bool
+		}])
+		if err != nil {
+			return fmt.Errorf("load role %d and the default role: %w", id, err)
+		}
+		var found bool
+		var fallback int64
+		for _, r := range locked {
+			if r.ID == id {
+				found = true
+				if r.IsDefault {
+					return apperr.New(apperr.NotAllowed, MsgCannotDeleteDefaultRole)
+				}
+			}
+			if r.IsDefault {
+				fallback = r.ID
+			}
+		}
+		if !found {
+			return apperr.New(apperr.NotFound, MsgRoleNotFound)
+		}
+		if fallback == 0 {
+			return fmt.Errorf("delete role %d: %w", id, errNoDefaultRole)
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO user_roles (user_id, role_id)
+			SELECT ur.user_id, $2 FROM user_roles ur
+			WHERE ur.role_id = $1
+			  AND NOT EXISTS (SELECT 1 FROM user_roles o WHERE o.user_id = ur.user_id AND o.role_id <> $1)
+			ON CONFLICT DO NOTHING`, id, fallback); err != nil {
+			return fmt.Errorf("give the holders of role %d the default role: %w", id, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM roles WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("delete role %d: %w", id, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,283 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+)
+
+// MsgUsernameTaken is the spec's 409 of a user edit with a used username.
+const MsgUsernameTaken = "Username already taken"
+
+// userOrders maps the list's order values to ORDER BY clauses (never user input).
+var userOrders = map[string]string{
+	catalog.UserOrderNameAsc:        "lower(u.username), u.id",
+	catalog.UserOrderNameDesc:       "lower(u.username) DESC, u.id DESC",
+	catalog.UserOrderRegisteredAsc:  "u.registered, u.id",
+	catalog.UserOrderRegisteredDesc: "u.registered DESC, u.id DESC",
+}
+
+// Users returns a page of users with their roles and the holder of each one's live edit
+// lock, in one query; a second one counts the matches only when the page is empty past
+// the first row (the window count has no row to ride on).
+func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error) {
+	order, ok := userOrders[q.Order]
+	if q.Order == "" {
+		order, ok = userOrders[catalog.UserOrderNameAsc], true
+	}
+	if !ok {
+		return catalog.UserPage{}, apperr.MissingParams()
+	}
+	where, args := userFilter(q)
+	n := len(args)
+	sql := `
+		SELECT u.id, u.slug, u.username, u.age_verified, coalesce(u.profile_image, '') AS profile_image,
+		       u.registered,
+		       coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name,
+		                                             'description', coalesce(r.description, ''))
+		                          ORDER BY r.name, r.id) FILTER (WHERE r.id IS NOT NULL), '[]') AS roles,
+		       ` + lockHolder(userLocks, "u.id") + ` AS lock,
+		       count(*) OVER () AS total
+		FROM users u
+		LEFT JOIN user_roles ur ON ur.user_id = u.id
+		LEFT JOIN roles r ON r.id = ur.role_id
+		` + where + `
+		GROUP BY u.id
+		ORDER BY ` + order + fmt.Sprintf(`
+		LIMIT $%d OFFSET $%d`, n+1, n+2)
+	rows, _ := db.Pool.Query(ctx, sql, append(args, q.Limit, q.Offset)...)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[struct {
+		catalog.UserListItem
+		Total int64
+	}])
+	if err != nil {
+		return catalog.UserPage{}, fmt.Errorf("list users: %w", err)
+	}
+	page := catalog.UserPage{Users: make([]catalog.UserListItem, len(items))}
+	for i, it := range items {
+		page.Users[i] = it.UserListItem
+		page.Total = it.Total
+	}
+	if len(items) == 0 && q.Offset > 0 {
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM users u `+where, args...).Scan(&page.Total); err != nil {
+			return catalog.UserPage{}, fmt.Errorf("count users: %w", err)
+		}
+	}
+	return page, nil
+}
+
+// userFilter returns the WHERE clause of a user query ("" for none) and its arguments,
+// numbered from $1.
+func userFilter(q catalog.UserQuery) (string, []any) {
+	var conds []string
+	var args []any
+	if q.Search != "" {
+		args = append(args, likePattern(q.Search))
+		conds = append(conds, fmt.Sprintf("u.username ILIKE $%d", len(args)))
+	}
+	if q.Role != 0 {
+		args = append(args, q.Role)
+		conds = append(conds, fmt.Sprintf(
+			"EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $%d)", len(args)))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return "WHERE " + strings.Join(conds, " AND "), args
+}
+
+// User returns the detail of user id: their roles and whether they have a live
+// session, in one query. The same statement takes or refreshes the user's edit lock as
+// lock asks (see lockCTE); the zero LockRequest only reads.
+func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error) {
+	sql := `
+		WITH ` + lockCTE(userLocks, "$1", "$2", "$3") + `
+		SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
+		       coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name, 'description', r.description)
+		                          ORDER BY r.name, r.id) FILTER (WHERE r.id IS NOT NULL), '[]') AS roles,
+		       EXISTS (SELECT 1 FROM sessions s
+		               WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now()) AS logged_in
+		FROM users u
+		LEFT JOIN user_roles ur ON ur.user_id = u.id
+		LEFT JOIN roles r ON r.id = ur.role_id
+		WHERE u.id = $1
+		GROUP BY u.id`
+	rows, _ := db.Pool.Query(ctx, sql, id, lock.By, lock.TTL)
+	u, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.User])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows), isForeignKeyViolation(err):
+		// A user deleted between the lock's insert and its check is gone as well.
+		return catalog.User{}, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	case err != nil:
+		return catalog.User{}, fmt.Errorf("load user %d: %w", id, err)
+	}
+	return u, nil
+}
+
+// EditUser renames user id, sets their age verification and changes their roles, in
+// one transaction: removed roles go before added ones are granted, and a user left
+// without a role gets the default role. It releases editorID's edit lock of the user.
+// Unknown user: apperr.NotFound; unknown role ids: apperr.Invalid (nothing changes);
+// a username another user has (case-insensitively): apperr.Conflict.
+func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET username = $2, age_verified = $3 WHERE id = $1`,
+			id, e.Username, e.AgeVerified)
+		if err != nil {
+			if isUniqueViolation(err, "") {
+				return apperr.Wrap(apperr.Conflict, MsgUsernameTaken, err)
+			}
+			return fmt.Errorf("update user %d: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		}
+		if err := requireIDs(ctx, tx, "roles", append(e.AddedRoles, e.RemovedRoles...)); err != nil {
+			return err
+		}
+		if err := setUserRoles(ctx, tx, id, e.AddedRoles, e.RemovedRoles); err != nil {
+			return err
+		}
+		return releaseLock(ctx, tx, userLocks, id, editorID)
+	})
+}
+
+// setUserRoles removes then grants roles of userID, and gives the default role to a
+// user left without any (no default role then is an internal error).
+func setUserRoles(ctx context.Context, tx pgx.Tx, userID int64, added, removed []int64) error {
+	if len(removed) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM user_roles WHERE user_id = $1 AND role_id = ANY($2)`,
+			userID, removed); err != nil {
+			return fmt.Errorf("remove roles of user %d: %w", userID, err)
+		}
+	}
+	if len(added) > 0 {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO user_roles (user_id, role_id) SELECT $1, unnest($2::bigint[])
+			ON CONFLICT DO NOTHING`, userID, added); err != nil {
+			return fmt.Errorf("grant roles to user %d: %w", userID, err)
+		}
+	}
+	var keepsARole bool
+	err := tx.QueryRow(ctx, `
+		WITH fallback AS (
+			INSERT INTO user_roles (user_id, role_id)
+			SELECT $1, r.id FROM roles r
+			WHERE r.is_default AND NOT EXISTS (SELECT 1 FROM user_roles WHERE user_id = $1)
+			RETURNING 1
+		)
+		SELECT EXISTS (SELECT 1 FROM fallback) OR EXISTS (SELECT 1 FROM user_roles WHERE user_id = $1)`,
+		userID).Scan(&keepsARole)
+	if err != nil {
+		return fmt.Errorf("give user %d the default role: %w", userID, err)
+	}
+	if !keepsARole {
+		return fmt.Errorf("user %d would be left without a role: %w", userID, errNoDefaultRole)
+	}
+	return nil
+}
+
+// errNoDefaultRole is the cause of the 500 when no role is marked default.
+var errNoDefaultRole = errors.New("no default role")
+
+// requireIDs reports apperr.Invalid unless every id names a row of table (a constant).
+func requireIDs(ctx context.Context, tx pgx.Tx, table string, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var missing bool
+	err := tx.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM unnest($1::bigint[]) AS want(id)
+		               WHERE NOT EXISTS (SELECT 1 FROM `+table+` t WHERE t.id = want.id))`, ids).Scan(&missing)
+	if err != nil {
+		return fmt.Errorf("check %s ids: %w", table, err)
+	}
+	if missing {
+		return apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, fmt.Errorf("unknown %s id in %v", table, ids))
+	}
+	return nil
+}
+
+// DeleteUser deletes user id with everything that is theirs (sessions, OAuth
+// connections, roles, the locks they hold and the lock on them: the schema cascades)
+// in one statement, and returns the key of their profile image ("" for none) so the
+// caller can remove the stored objects once the deletion stands.
+func (db *DB) DeleteUser(ctx context.Context, id int64) (string, error) {
+	var image *string
+	err := db.Pool.QueryRow(ctx, `DELETE FROM users WHERE id = $1 RETURNING profile_image`, id).Scan(&image)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	case err != nil:
+		return "", fmt.Errorf("delete user %d: %w", id, err)
+	}
+	if image == nil {
+		return "", nil
+	}
+	return *image, nil
+}
+
+// LogoutUser revokes every live session of user id, so their refresh tokens stop
+// working at once. Unknown user: apperr.NotFound.
+func (db *DB) LogoutUser(ctx context.Context, id int64) error {
+	var found bool
+	err := db.Pool.QueryRow(ctx, `
+		WITH target AS (SELECT id FROM users WHERE id = $1),
+		revoked AS (
+			UPDATE sessions SET revoked_at = now()
+			WHERE user_id IN (SELECT id FROM target) AND revoked_at IS NULL
+		)
+		SELECT EXISTS (SELECT 1 FROM target)`, id).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("log out user %d: %w", id, err)
+	}
+	if !found {
+		return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	}
+	return nil
+}
+
+// UserIDByUsername returns the id of the user named username (compared
+// case-insensitively, as usernames are unique). Unknown: apperr.NotFound.
+func (db *DB) UserIDByUsername(ctx context.Context, username string) (int64, error) {
+	var id int64
+	err := db.Pool.QueryRow(ctx, `SELECT id FROM users WHERE lower(username) = lower($1)`, username).Scan(&id)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	case err != nil:
+		return 0, fmt.Errorf("find user %q: %w", username, err)
+	}
+	return id, nil
+}
+
+// GrantRoleByName gives the user named username the role named role, in one
+// statement, and reports whether the user lacked it. Unknown user or role:
+// apperr.NotFound.
+func (db *DB) GrantRoleByName(ctx context.Context, username, role string) (bool, error) {
+	var userFound, roleFound, granted bool
+	err := db.Pool.QueryRow(ctx, `
+		WITH u AS (SELECT id FROM users WHERE lower(username) = lower($1)),
+		     r AS (SELECT id FROM roles WHERE name = $2),
+		     granted AS (
+				INSERT INTO user_roles (user_id, role_id) SELECT u.id, r.id FROM u, r
+				ON CONFLICT DO NOTHING RETURNING 1
+			 )
+		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM r), EXISTS (SELECT 1 FROM granted)`,
+		username, role).Scan(&userFound, &roleFound, &granted)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("grant role %q to %q: %w", role, username, err)
+	case !userFound:
+		return false, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	case !roleFound:
+		return false, apperr.New(apperr.NotFound, MsgRoleNotFound)
+	}
+	return granted, nil
+}
