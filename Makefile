@@ -77,7 +77,11 @@ seed: ## load the demo data; SCALE=N also generates a large catalog for benchmar
 
 token: ## print a refreshToken cookie value for USER against the local stack (last line)
 	@test -n "$(USER)" || { echo "usage: make token USER=<username>" >&2; exit 2; }
-	@$(WITHSTACK) -dir $(STACK_DIR) -quiet -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"
+	@if [ -f $(STACK_DIR)/stack.env ]; then \
+		set -a; . ./$(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
+	else \
+		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
+	fi
 
 grant-role: ## give USER the role ROLE (the first admin of a new deployment)
 	@test -n "$(USER)" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }

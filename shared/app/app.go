@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -23,6 +24,7 @@ import (
 type Group struct {
 	Name  string
 	Build func(ctx context.Context, a *App) ([]httpapi.Route, error)
+	Env   []string // variables beyond CommonEnv that Build reads
 }
 
 // All returns every route group, sorted by name (the local server serves them all).
@@ -37,9 +39,10 @@ type App struct {
 	Config config.Config
 	Log    *slog.Logger
 
-	mu      sync.Mutex
-	db      *postgres.DB
-	closers []func()
+	mu       sync.Mutex
+	db       *postgres.DB
+	sessions *auth.Sessions
+	closers  []func()
 }
 
 // New returns an App; it creates nothing yet.
@@ -90,6 +93,33 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 		a.closers = append(a.closers, db.Close)
 	}
 	return a.db, nil
+}
+
+// Sessions returns the session issuer and checker, created on first use.
+func (a *App) Sessions(ctx context.Context) (*auth.Sessions, error) {
+	db, err := a.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions == nil {
+		s, err := auth.NewSessions(db, a.Config)
+		if err != nil {
+			return nil, err
+		}
+		a.sessions = s
+	}
+	return a.sessions, nil
+}
+
+func (a *App) dbAndSessions(ctx context.Context) (*postgres.DB, *auth.Sessions, error) {
+	db, err := a.DB(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := a.Sessions(ctx)
+	return db, s, err
 }
 
 // SetDB makes the App use an existing pool (tests and benchmarks).

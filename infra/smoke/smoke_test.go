@@ -1,0 +1,280 @@
+package smoke_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/smoke"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/dynamo"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var functions = []string{"oauth", "tags", "cdn", "admin-users", "admin-roles", "admin-permissions", "admin-contributors", "publishers"}
+
+// maxBinaryBytes is the size budget of one stripped linux/arm64 bootstrap.
+const maxBinaryBytes = 15 << 20
+
+var lambdaFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+
+// build compiles pkg for goos/goarch into dir and returns the binary's path.
+func build(t testing.TB, dir, name, pkg, goarch string) string {
+	t.Helper()
+	out := filepath.Join(dir, goarch, name)
+	args := append([]string{"build"}, lambdaFlags...)
+	args = append(args, "-o", out, pkg)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = testenv.RepoRoot()
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s for %s: %v\n%s", pkg, goarch, err, b)
+	}
+	return out
+}
+
+// buildAll builds every function and the hello-world yardstick, for the host and for
+// Lambda's arm64, in parallel.
+func buildAll(t testing.TB) (host, arm map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	host, arm = map[string]string{}, map[string]string{}
+	pkgs := map[string]string{"hello": "./infra/smoke/testdata/hello"}
+	for _, f := range functions {
+		pkgs[f] = "./functions/" + f
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for name, pkg := range pkgs {
+		for _, arch := range []string{runtime.GOARCH, "arm64"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				p := build(t, dir, name, pkg, arch)
+				mu.Lock()
+				defer mu.Unlock()
+				if arch == runtime.GOARCH {
+					host[name] = p
+				}
+				if arch == "arm64" {
+					arm[name] = p
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return host, arm
+}
+
+// stackEnv is the environment every function gets: a demo database, dynalite, gofakes3.
+func stackEnv(t testing.TB) (env []string, cookie string) {
+	t.Helper()
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	if err := demo.Load(ctx, db.DB); err != nil {
+		t.Fatalf("demo data: %v", err)
+	}
+	vars := map[string]string{
+		"DB_ENV":                   "local",
+		"DATABASE_URL":             db.URL,
+		"DYNAMODB_ENDPOINT":        testenv.DynamoEndpoint(t),
+		"S3_ENDPOINT":              testenv.S3Endpoint(t),
+		"S3_BUCKET":                "smoke-images",
+		"OAUTH_STATE_TABLE":        "smoke-state",
+		"RATE_LIMIT_TABLE":         "smoke-rate",
+		"FILE_SERVICE":             "true",
+		"AWS_REGION":               "eu-central-1",
+		"AWS_ACCESS_KEY_ID":        "smoke",
+		"AWS_SECRET_ACCESS_KEY":    "smoke",
+		"AWS_LAMBDA_FUNCTION_NAME": "smoke",
+		"LOG_LEVEL":                "error",
+		"PATH":                     os.Getenv("PATH"),
+		"HOME":                     os.Getenv("HOME"),
+	}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := dynamo.NewClient(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dynamo.EnsureTables(ctx, dc, cfg.StateTable, cfg.RateLimitTable); err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := auth.NewSessions(db.DB, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adminID int64
+	if err := db.Pool.QueryRow(ctx, `SELECT id FROM users WHERE username = 'admin'`).Scan(&adminID); err != nil {
+		t.Fatalf("demo admin: %v", err)
+	}
+	tok, err := sessions.Issue(ctx, adminID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env, tok.Refresh
+}
+
+var cookieRE = regexp.MustCompile(`refreshToken=[^";]*`)
+
+// eventsOf reads a function's events, with the demo admin's real cookie put in.
+func eventsOf(t testing.TB, fn, cookie string) (names []string, bodies [][]byte) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "events", fn, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no events for %s", fn)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = cookieRE.ReplaceAll(b, []byte("refreshToken="+cookie))
+		names = append(names, filepath.Base(f))
+		bodies = append(bodies, b)
+	}
+	return names, bodies
+}
+
+// run starts a binary against a fresh Runtime API, feeds it the events, and returns
+// the results and the time from process start to the first response.
+func run(t testing.TB, bin string, env []string, events [][]byte) ([]smoke.Result, time.Duration) {
+	t.Helper()
+	api, err := smoke.NewRuntimeAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	for _, e := range events {
+		api.Enqueue(e)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(append([]string{}, env...), "AWS_LAMBDA_RUNTIME_API="+api.Addr)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	var results []smoke.Result
+	var first time.Duration
+	for i := range events {
+		r, err := api.Wait(20 * time.Second)
+		if err != nil {
+			t.Fatalf("%s: event %d: %v\nstderr:\n%s", filepath.Base(bin), i, err, stderr.String())
+		}
+		if i == 0 {
+			first = r.At.Sub(start)
+		}
+		results = append(results, r)
+	}
+	return results, first
+}
+
+// TestSmoke runs every bootstrap binary through the Runtime API protocol with each of
+// its events, and holds each linux/arm64 binary to its size budget.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nine binaries")
+	}
+	host, arm := buildAll(t)
+	env, cookie := stackEnv(t)
+	report := []string{fmt.Sprintf("%-20s %12s %16s", "function", "arm64 bytes", "first response")}
+	_, hello := run(t, host["hello"], env, [][]byte{mustEvent(t, "tags/get-tags.json")})
+	for _, fn := range functions {
+		t.Run(fn, func(t *testing.T) {
+			st, err := os.Stat(arm[fn])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() > maxBinaryBytes {
+				t.Errorf("linux/arm64 bootstrap is %d bytes, over the %d budget", st.Size(), maxBinaryBytes)
+			}
+			names, events := eventsOf(t, fn, cookie)
+			results, first := run(t, host[fn], env, events)
+			for i, r := range results {
+				resp, err := r.Decode()
+				if err != nil {
+					t.Errorf("%s: %v", names[i], err)
+					continue
+				}
+				if resp.StatusCode < 200 || resp.StatusCode >= 500 {
+					t.Errorf("%s: status %d: %.300s", names[i], resp.StatusCode, resp.Body)
+				}
+			}
+			report = append(report, fmt.Sprintf("%-20s %12d %13.1f ms", fn, st.Size(), ms(first)))
+		})
+	}
+	report = append(report, fmt.Sprintf("%-20s %12s %13.1f ms", "hello (yardstick)", "", ms(hello)))
+	t.Log("\n" + strings.Join(report, "\n"))
+}
+
+func mustEvent(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "events", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkColdStart reports, per function, the time from process start to the first
+// response (the function's first event), beside the hello-world yardstick built the
+// same way, and the stripped linux/arm64 binary size.
+func BenchmarkColdStart(b *testing.B) {
+	host, arm := buildAll(b)
+	env, cookie := stackEnv(b)
+	first := func(bin string, event []byte) time.Duration {
+		_, d := run(b, bin, env, [][]byte{event})
+		return d
+	}
+	tagsEvent := mustEvent(b, "tags/get-tags.json")
+	var helloTotal time.Duration
+	for i := 0; i < 10; i++ {
+		helloTotal += first(host["hello"], tagsEvent)
+	}
+	hello := helloTotal / 10
+	for _, fn := range functions {
+		_, events := eventsOf(b, fn, cookie)
+		b.Run(fn, func(b *testing.B) {
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				total += first(host[fn], events[0])
+			}
+			avg := total / time.Duration(b.N)
+			st, _ := os.Stat(arm[fn])
+			b.ReportMetric(ms(avg), "ms-first-response")
+			b.ReportMetric(ms(hello), "ms-hello")
+			b.ReportMetric(float64(avg)/float64(hello), "x-hello")
+			b.ReportMetric(float64(st.Size())/(1<<20), "MiB-arm64")
+		})
+	}
+}
