@@ -1,0 +1,253 @@
+package samtemplate_test
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediacatalog/service/infra/samtemplate"
+	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/openapi"
+)
+
+// codeRoutes builds every group as its function would and returns its API routes.
+func codeRoutes(t *testing.T) map[string][]string {
+	t.Helper()
+	env := map[string]string{
+		"DB_ENV":       "local",
+		"DATABASE_URL": "postgres://nobody@127.0.0.1:1/none?sslmode=disable",
+		"FILE_SERVICE": "true",
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.New(cfg, nil)
+	defer a.Close()
+	out := map[string][]string{}
+	for _, g := range app.All() {
+		rs, err := a.Routes(context.Background(), g)
+		if err != nil {
+			t.Fatalf("build %s: %v", g.Name, err)
+		}
+		for _, r := range rs {
+			out[g.Name] = append(out[g.Name], r.Pattern)
+		}
+		sort.Strings(out[g.Name])
+	}
+	return out
+}
+
+func openapiRoutes(t *testing.T) []string {
+	t.Helper()
+	var doc struct {
+		Paths map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(openapi.Document, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			switch method {
+			case "get", "post", "put", "patch", "delete":
+				out = append(out, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func loadTemplate(t *testing.T) *samtemplate.Template {
+	t.Helper()
+	tpl, err := samtemplate.Load(repoFile("template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+// functionOf maps group name -> the template's function for it.
+func functionOf(t *testing.T, tpl *samtemplate.Template) map[string]*samtemplate.Function {
+	t.Helper()
+	out := map[string]*samtemplate.Function{}
+	for _, f := range tpl.Functions {
+		out[f.Name] = f
+	}
+	return out
+}
+
+// TestRoutesAgree holds the code, template.yaml and the OpenAPI document to one set of
+// routes, function by function.
+func TestRoutesAgree(t *testing.T) {
+	code := codeRoutes(t)
+	fns := functionOf(t, loadTemplate(t))
+	var all []string
+	for _, g := range app.All() {
+		t.Run(g.Name, func(t *testing.T) {
+			f, ok := fns[g.Name]
+			if !ok {
+				t.Fatalf("template.yaml has no function named %s", g.Name)
+			}
+			if !slices.Equal(code[g.Name], f.Routes) {
+				t.Errorf("routes differ\ncode:     %v\ntemplate: %v", code[g.Name], f.Routes)
+			}
+		})
+		all = append(all, code[g.Name]...)
+	}
+	sort.Strings(all)
+	if doc := openapiRoutes(t); !slices.Equal(all, doc) {
+		t.Errorf("code and OpenAPI routes differ\ncode:    %v\nopenapi: %v", all, doc)
+	}
+	if len(all) != 39 {
+		t.Errorf("%d routes, the spec and DESIGN.md have 39", len(all))
+	}
+}
+
+// TestBuildTargets: each function's makefile target builds its own package.
+func TestBuildTargets(t *testing.T) {
+	mk, err := os.ReadFile(repoFile("Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, f := range loadTemplate(t).Functions {
+		t.Run(id, func(t *testing.T) {
+			re := regexp.MustCompile(`(?m)^build-` + id + `:\n\t(.*)$`)
+			m := re.FindStringSubmatch(string(mk))
+			if m == nil {
+				t.Fatalf("Makefile has no build-%s target", id)
+			}
+			for _, want := range []string{"./functions/" + f.Name, "$(ARTIFACTS_DIR)/bootstrap", "$(LAMBDA_FLAGS)", "$(LAMBDA_ENV)"} {
+				if !strings.Contains(m[1], want) {
+					t.Errorf("build-%s: %q lacks %q", id, m[1], want)
+				}
+			}
+			if _, err := os.Stat(repoFile("functions/" + f.Name + "/main.go")); err != nil {
+				t.Errorf("no functions/%s/main.go", f.Name)
+			}
+		})
+	}
+}
+
+// TestEnvironment: every variable a function's wiring reads is set for it, and no
+// other (secrets go only where they are used).
+func TestEnvironment(t *testing.T) {
+	fns := functionOf(t, loadTemplate(t))
+	for _, g := range app.All() {
+		t.Run(g.Name, func(t *testing.T) {
+			f := fns[g.Name]
+			if f == nil {
+				t.Fatalf("no function %s", g.Name)
+			}
+			want := append(slices.Clone(app.CommonEnv), g.Env...)
+			sort.Strings(want)
+			var got []string
+			for k := range f.Env {
+				got = append(got, k)
+			}
+			sort.Strings(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("environment differs\ntemplate: %v\nreads:    %v", got, want)
+			}
+			for k, v := range f.Env {
+				if isSecret(k) && !strings.Contains(v, "{{resolve:secretsmanager:") {
+					t.Errorf("%s must come from Secrets Manager, not %q", k, v)
+				}
+			}
+		})
+	}
+}
+
+func isSecret(name string) bool {
+	return name == "DATABASE_URL" || name == "JWT_SECRET" || strings.HasSuffix(name, "_CLIENT_SECRET")
+}
+
+// TestLeastPrivilege: a function's policies name only resources its own configuration
+// points at, never a wildcard resource or action.
+func TestLeastPrivilege(t *testing.T) {
+	tpl := loadTemplate(t)
+	for id, f := range tpl.Functions {
+		t.Run(id, func(t *testing.T) {
+			uses := map[string]bool{}
+			for _, v := range f.Env {
+				n := &yaml.Node{}
+				if err := yaml.Unmarshal([]byte("v: "+v), n); err == nil {
+					for _, r := range samtemplate.Refs(n) {
+						uses[r] = true
+					}
+				}
+			}
+			for _, p := range f.Policies {
+				if p.Kind == yaml.ScalarNode {
+					if p.Value != "AWSLambdaVPCAccessExecutionRole" {
+						t.Errorf("managed policy %q is broader than the function needs", p.Value)
+					}
+					continue
+				}
+				for _, r := range samtemplate.Refs(p) {
+					if strings.Contains(r, "::") {
+						continue // pseudo parameters: AWS::NoValue, AWS::Partition...
+					}
+					if _, isParam := tplParams(tpl)[r]; isParam && r != "CloudFrontDistributionId" {
+						continue
+					}
+					if !uses[r] {
+						t.Errorf("policy names %s, which the function's configuration does not use", r)
+					}
+				}
+				walk(p, func(key string, n *yaml.Node) {
+					if (key == "Resource" || key == "Action") && containsStar(n) {
+						t.Errorf("wildcard %s in policy: %s", key, samtemplate.Scalar(n))
+					}
+				})
+			}
+		})
+	}
+}
+
+func tplParams(tpl *samtemplate.Template) map[string]bool {
+	out := map[string]bool{}
+	if p := samtemplate.Get(tpl.Root, "Parameters"); p != nil {
+		for i := 0; i < len(p.Content); i += 2 {
+			out[p.Content[i].Value] = true
+		}
+	}
+	return out
+}
+
+func walk(n *yaml.Node, fn func(key string, v *yaml.Node)) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			fn(n.Content[i].Value, n.Content[i+1])
+			walk(n.Content[i+1], fn)
+		}
+		return
+	}
+	for _, c := range n.Content {
+		walk(c, fn)
+	}
+}
+
+func containsStar(n *yaml.Node) bool {
+	if n.Kind == yaml.ScalarNode {
+		v := n.Value
+		return v == "*" || strings.HasSuffix(v, ":*") || v == "s3:*" || strings.HasSuffix(v, "/*") && !strings.Contains(v, "/users/") && !strings.Contains(v, "/contributors/")
+	}
+	for _, c := range n.Content {
+		if containsStar(c) {
+			return true
+		}
+	}
+	return false
+}
