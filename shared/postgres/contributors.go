@@ -1,0 +1,356 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gosimple/slug"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+)
+
+// Messages of the contributor store.
+const (
+	MsgContributorNotFound = "Contributor not found"
+	MsgContributorExists   = "Contributor with this Name exists already."
+)
+
+const (
+	contributorNameKey = "contributors_client_name_key"
+	contributorSlugKey = "contributors_slug_key"
+	// contributorSlugMax bounds the slug's base; a numeric suffix may follow it.
+	contributorSlugMax = 100
+	// contributorAddAttempts bounds the retries when the chosen slug was taken meanwhile.
+	contributorAddAttempts = 5
+)
+
+// Contributors returns one page of a client's contributors and the number of all that
+// match, in one query: the total comes from its own aggregate so that a page past the
+// end still reports it.
+func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
+	order := "c.first_name, c.last_name, c.id"
+	if q.Descending {
+		order = "c.first_name DESC, c.last_name DESC, c.id DESC"
+	}
+	const filter = `c.client_id = $1 AND ($2 = '' OR c.first_name || ' ' || coalesce(c.last_name, '') ILIKE $3)`
+	sql := `
+SELECT
+	(SELECT count(*) FROM contributors c WHERE ` + filter + `) AS total,
+	coalesce((
+		SELECT jsonb_agg(jsonb_build_object(
+			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
+			'image', coalesce(p.image, ''), 'locked_by', ` + lockHolder(contributorLocks, "p.id") + `
+		) ORDER BY p.n)
+		FROM (
+			SELECT c.id, c.first_name, c.last_name, c.slug, c.image,
+				row_number() OVER (ORDER BY ` + order + `) AS n
+			FROM contributors c
+			WHERE ` + filter + `
+			ORDER BY ` + order + `
+			LIMIT $4 OFFSET $5
+		) p
+	), '[]') AS contributors`
+	rows, err := db.Pool.Query(ctx, sql, q.Client, q.Search, likePattern(q.Search), q.Limit, q.Offset)
+	if err != nil {
+		return catalog.ContributorPage{}, fmt.Errorf("list contributors of client %d: %w", q.Client, err)
+	}
+	page, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.ContributorPage])
+	if err != nil {
+		return catalog.ContributorPage{}, fmt.Errorf("list contributors of client %d: %w", q.Client, err)
+	}
+	return page, nil
+}
+
+// Contributor returns a contributor with its links, aliases, descriptions and relations
+// in one query. The same statement takes or refreshes the contributor's edit lock as
+// lock asks (see lockCTE); the zero LockRequest only reads.
+func (db *DB) Contributor(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.Contributor, error) {
+	sql := `
+WITH ` + lockCTE(contributorLocks, "$1", "$2", "$3") + `
+SELECT c.id, c.first_name, c.last_name, c.slug, coalesce(c.image, '') AS image,
+	coalesce(c.gender, '') AS gender, coalesce(c.type, '') AS type, c.public,
+	(SELECT coalesce(jsonb_agg(jsonb_build_object('url', k.url) ORDER BY k.id), '[]')
+		FROM contributor_links k WHERE k.contributor_id = c.id) AS links,
+	(SELECT coalesce(jsonb_agg(jsonb_build_object('id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id), '[]')
+		FROM contributor_aliases a WHERE a.contributor_id = c.id) AS aliases,
+	(SELECT coalesce(jsonb_agg(jsonb_build_object('id', d.id, 'description', d.description,
+			'language', d.language, 'source', d.source) ORDER BY d.id), '[]')
+		FROM contributor_descriptions d WHERE d.contributor_id = c.id) AS descriptions,
+	(SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'relation_id', r.related_id, 'type', r.type,
+			'name', concat_ws(' ', o.first_name, o.last_name), 'image', coalesce(o.image, ''), 'slug', o.slug)
+			ORDER BY r.id), '[]')
+		FROM contributor_relations r JOIN contributors o ON o.id = r.related_id
+		WHERE r.contributor_id = c.id) AS relations
+FROM contributors c
+WHERE c.id = $1`
+	var c catalog.Contributor
+	rows, err := db.Pool.Query(ctx, sql, id, lock.By, lock.TTL)
+	if err == nil {
+		c, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.Contributor])
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows), contributorFKViolation(err, "contributor_locks_contributor_id_fkey"):
+		// A contributor deleted while its lock was being taken is gone as well.
+		return catalog.Contributor{}, apperr.Wrap(apperr.NotFound, MsgContributorNotFound, err)
+	case contributorFKViolation(err, "contributor_locks_locked_by_fkey"):
+		// The reader was deleted while taking the lock.
+		return catalog.Contributor{}, apperr.Wrap(apperr.NotFound, apperr.MsgUserNotFound, err)
+	case err != nil:
+		return catalog.Contributor{}, fmt.Errorf("load contributor %d: %w", id, err)
+	}
+	for i, l := range c.Links {
+		c.Links[i] = catalog.NewContributorLink(l.URL)
+	}
+	return c, nil
+}
+
+// AddContributor adds a contributor to a client's catalog with a fresh slug made from
+// the name ("first-last", then "first-last-2", ...). Names are unique within a client,
+// compared case-insensitively: a taken name is a conflict, also when a concurrent add
+// took it first. An unknown client is invalid input.
+func (db *DB) AddContributor(ctx context.Context, c catalog.NewContributor) (int64, error) {
+	base := contributorSlug(c.FirstName, c.LastName)
+	var id int64
+	var err error
+	for range contributorAddAttempts {
+		err = db.inTx(ctx, func(tx pgx.Tx) error {
+			var insErr error
+			id, insErr = insertContributor(ctx, tx, c, base)
+			return insErr
+		})
+		// A slug taken in between (by a writer that does not take the lock): choose again.
+		if !isUniqueViolation(err, contributorSlugKey) {
+			break
+		}
+	}
+	switch {
+	case isUniqueViolation(err, contributorNameKey):
+		return 0, apperr.Wrap(apperr.Conflict, MsgContributorExists, err)
+	case contributorFKViolation(err, "contributors_client_id_fkey"):
+		return 0, apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, err)
+	case err != nil:
+		return 0, fmt.Errorf("add contributor to client %d: %w", c.Client, err)
+	}
+	return id, nil
+}
+
+// insertContributor inserts the row with the first free slug of the form base or
+// base-N, N one above the largest suffix in use. Adds that share a base slug take
+// turns (a transaction-scoped advisory lock), so the choice sees every committed slug.
+func insertContributor(ctx context.Context, tx pgx.Tx, c catalog.NewContributor, base string) (int64, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('contributors.slug:' || $1, 0))`, base); err != nil {
+		return 0, err
+	}
+	const sql = `
+INSERT INTO contributors (client_id, first_name, last_name, slug)
+VALUES ($1, $2, $3, CASE
+	WHEN NOT EXISTS (SELECT 1 FROM contributors WHERE slug = $4) THEN $4
+	ELSE $4 || '-' || (
+		SELECT coalesce(max(substring(slug FROM char_length($4) + 2)::numeric), 1) + 1
+		FROM contributors
+		WHERE left(slug, char_length($4) + 1) = $4 || '-'
+			AND substring(slug FROM char_length($4) + 2) ~ '^[0-9]{1,30}$')
+	END)
+RETURNING id`
+	var id int64
+	err := tx.QueryRow(ctx, sql, c.Client, c.FirstName, c.LastName, base).Scan(&id)
+	return id, err
+}
+
+// contributorSlug is the ASCII slug of a name, "contributor" when the name has no
+// letters or digits that transliterate.
+func contributorSlug(first string, last *string) string {
+	name := first
+	if last != nil {
+		name += " " + *last
+	}
+	s := slug.Make(name)
+	if len(s) > contributorSlugMax {
+		s = s[:contributorSlugMax]
+		if i := strings.LastIndexByte(s, '-'); i > contributorSlugMax/2 {
+			s = s[:i]
+		}
+		s = strings.Trim(s, "-_")
+	}
+	if s == "" {
+		s = "contributor"
+	}
+	return s
+}
+
+// EditContributor applies a whole edit in one transaction, sent as one batch: the
+// contributor's fields, its links (replaced), and the added, removed and modified
+// aliases, descriptions and relations. A removed or modified id that is not this
+// contributor's, or a relation to itself, to an unknown contributor or to another
+// client's, is invalid and nothing changes. A successful edit releases editorID's lock.
+func (db *DB) EditContributor(ctx context.Context, id, editorID int64, e catalog.ContributorEdit) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		queueContributorEdit(b, id, e)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return releaseLock(ctx, tx, contributorLocks, id, editorID)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case isUniqueViolation(err, contributorNameKey):
+		return apperr.Wrap(apperr.Conflict, MsgContributorExists, err)
+	case apperr.CodeOf(err) != apperr.Internal:
+		return err
+	default:
+		return fmt.Errorf("edit contributor %d: %w", id, err)
+	}
+}
+
+// queueContributorEdit queues the statements of an edit. Each checks what it changed:
+// the first answers 404 for an unknown contributor, the others 400 when they touched
+// fewer rows than they were asked to.
+func queueContributorEdit(b *pgx.Batch, id int64, e catalog.ContributorEdit) {
+	b.Queue(`
+UPDATE contributors SET first_name = $2, last_name = $3, gender = $4, type = $5, public = $6
+WHERE id = $1`, id, e.FirstName, e.LastName, e.Gender, e.Type, e.Public).Exec(func(ct pgconn.CommandTag) error {
+		if ct.RowsAffected() == 0 {
+			return apperr.New(apperr.NotFound, MsgContributorNotFound)
+		}
+		return nil
+	})
+
+	b.Queue(`DELETE FROM contributor_links WHERE contributor_id = $1`, id)
+	if len(e.Links) > 0 {
+		b.Queue(`
+INSERT INTO contributor_links (contributor_id, url)
+SELECT $1, t.url FROM unnest($2::text[]) WITH ORDINALITY AS t(url, n) ORDER BY t.n`, id, e.Links)
+	}
+
+	if ids := contributorIDs(e.RemovedAliases); len(ids) > 0 {
+		b.Queue(`DELETE FROM contributor_aliases WHERE contributor_id = $1 AND id = ANY($2)`, id, ids).
+			Exec(contributorRowsAffected(len(ids), "removed alias"))
+	}
+	if n := len(e.AddedAliases); n > 0 {
+		titles, languages := make([]string, n), make([]string, n)
+		for i, a := range e.AddedAliases {
+			titles[i], languages[i] = a.Title, a.Language
+		}
+		b.Queue(`
+INSERT INTO contributor_aliases (contributor_id, title, language)
+SELECT $1, t.title, t.language FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(title, language, n)
+ORDER BY t.n`, id, titles, languages)
+	}
+
+	if ids := contributorIDs(e.RemovedDescriptions); len(ids) > 0 {
+		b.Queue(`DELETE FROM contributor_descriptions WHERE contributor_id = $1 AND id = ANY($2)`, id, ids).
+			Exec(contributorRowsAffected(len(ids), "removed description"))
+	}
+	if n := len(e.ModifiedDescriptions); n > 0 {
+		ids, texts, languages, sources := make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
+		for i, d := range e.ModifiedDescriptions {
+			ids[i], texts[i], languages[i], sources[i] = d.ID, d.Description, d.Language, d.Source
+		}
+		b.Queue(`
+UPDATE contributor_descriptions d
+SET description = m.description, language = m.language, source = m.source
+FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS m(id, description, language, source)
+WHERE d.id = m.id AND d.contributor_id = $1`, id, ids, texts, languages, sources).
+			Exec(contributorRowsAffected(len(contributorIDs(ids)), "modified description"))
+	}
+	if n := len(e.AddedDescriptions); n > 0 {
+		texts, languages, sources := make([]string, n), make([]string, n), make([]string, n)
+		for i, d := range e.AddedDescriptions {
+			texts[i], languages[i], sources[i] = d.Description, d.Language, d.Source
+		}
+		b.Queue(`
+INSERT INTO contributor_descriptions (contributor_id, description, language, source)
+SELECT $1, t.description, t.language, t.source
+FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(description, language, source, n)
+ORDER BY t.n`, id, texts, languages, sources)
+	}
+
+	// Relation targets must be other contributors of the same client.
+	const target = `JOIN contributors o ON o.id = t.relation_id AND o.id <> $1
+	AND o.client_id = (SELECT client_id FROM contributors WHERE id = $1)`
+	if ids := contributorIDs(e.RemovedRelations); len(ids) > 0 {
+		b.Queue(`DELETE FROM contributor_relations WHERE contributor_id = $1 AND id = ANY($2)`, id, ids).
+			Exec(contributorRowsAffected(len(ids), "removed relation"))
+	}
+	if n := len(e.ModifiedRelations); n > 0 {
+		ids, targets, types := make([]int64, n), make([]int64, n), make([]string, n)
+		for i, r := range e.ModifiedRelations {
+			ids[i], targets[i], types[i] = r.ID, r.RelationID, r.Type
+		}
+		b.Queue(`
+UPDATE contributor_relations r
+SET related_id = t.relation_id, type = t.type
+FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS t(id, relation_id, type) `+target+`
+WHERE r.id = t.id AND r.contributor_id = $1`, id, ids, targets, types).
+			Exec(contributorRowsAffected(len(contributorIDs(ids)), "modified relation"))
+	}
+	if n := len(e.AddedRelations); n > 0 {
+		targets, types := make([]int64, n), make([]string, n)
+		for i, r := range e.AddedRelations {
+			targets[i], types[i] = r.RelationID, r.Type
+		}
+		b.Queue(`
+INSERT INTO contributor_relations (contributor_id, related_id, type)
+SELECT $1, t.relation_id, t.type
+FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS t(relation_id, type, n) `+target+`
+ORDER BY t.n`, id, targets, types).
+			Exec(contributorRowsAffected(n, "added relation"))
+	}
+
+}
+
+// contributorRowsAffected makes a batch callback that rejects the edit as invalid input unless the
+// statement touched exactly want rows.
+func contributorRowsAffected(want int, what string) func(pgconn.CommandTag) error {
+	return func(ct pgconn.CommandTag) error {
+		if got := ct.RowsAffected(); got != int64(want) {
+			return apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams,
+				fmt.Errorf("%s: %d of %d ids belong to the contributor", what, got, want))
+		}
+		return nil
+	}
+}
+
+// contributorIDs returns ids without repetitions, in their first order.
+func contributorIDs(ids []int64) []int64 {
+	seen := make(map[int64]bool, len(ids))
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// DeleteContributor deletes a contributor and, by the schema's cascades in the same
+// statement, its links, aliases, descriptions, relations in both directions, series
+// associations and edit lock. It returns the avatar's storage key ("" for none) so
+// the caller can remove the stored images once the delete is committed.
+func (db *DB) DeleteContributor(ctx context.Context, id int64) (string, error) {
+	var image string
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `DELETE FROM contributors WHERE id = $1 RETURNING coalesce(image, '')`, id).Scan(&image)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", apperr.Wrap(apperr.NotFound, MsgContributorNotFound, err)
+	case err != nil:
+		return "", fmt.Errorf("delete contributor %d: %w", id, err)
+	}
+	return image, nil
+}
+
+// contributorFKViolation reports whether err violates the named foreign key.
+func contributorFKViolation(err error, name string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName == name
+}
