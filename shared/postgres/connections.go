@@ -1,0 +1,272 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gosimple/slug"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+)
+
+// Constraints of oauth_connections: one user per provider account, one account per
+// provider and user.
+const (
+	connectionAccountKey      = "oauth_connections_account_key"
+	connectionUserProviderKey = "oauth_connections_user_provider_key"
+)
+
+// usernameMax bounds the generated part of a new OAuth user's username (the numeric
+// suffix comes on top).
+const usernameMax = 32
+
+// createAttempts bounds the retries of an OAuth login that lost a race: to a
+// concurrent first login of the same provider account, or to a username taken
+// between the choice and the insert.
+const createAttempts = 4
+
+// OAuthLogin returns the user that the provider account signs in. When the account is
+// linked, that user, whose connection takes the profile's current username, email and
+// avatar. Otherwise a new user, in one transaction: a username (and slug) made from the
+// profile's display name, unique case-insensitively ("jane-doe", else "jane-doe-2",
+// "jane-doe-3"...), no password, the default role, and the connection. Accounts are
+// matched by provider and provider user id only, never by email. No default role is
+// an internal error.
+func (db *DB) OAuthLogin(ctx context.Context, acct catalog.ProviderAccount) (catalog.OAuthLogin, error) {
+	base := usernameBase(acct.Provider, acct.Username)
+	acct = normalizeAccount(acct)
+	for attempt := 1; ; attempt++ {
+		login, found, err := db.refreshConnection(ctx, acct)
+		if err != nil || found {
+			return login, err
+		}
+		err = db.inTx(ctx, func(tx pgx.Tx) error {
+			login, err = createOAuthUser(ctx, tx, acct, base)
+			return err
+		})
+		if err == nil {
+			return login, nil
+		}
+		// A concurrent login created the account's user, or someone took the chosen
+		// username: look again.
+		if attempt < createAttempts && isUniqueViolation(err, "") {
+			continue
+		}
+		return catalog.OAuthLogin{}, fmt.Errorf("create user for %s account %s: %w", acct.Provider, acct.ProviderUserID, err)
+	}
+}
+
+// refreshConnection updates the profile data of a linked account and reports its user.
+func (db *DB) refreshConnection(ctx context.Context, acct catalog.ProviderAccount) (catalog.OAuthLogin, bool, error) {
+	rows, _ := db.Pool.Query(ctx, `
+		UPDATE oauth_connections c
+		SET provider_username = $3, provider_email = $4, provider_avatar = $5
+		FROM users u
+		WHERE c.provider = $1 AND c.provider_user_id = $2 AND u.id = c.user_id
+		RETURNING u.id AS user_id, u.username, false AS created`,
+		acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+	login, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.OAuthLogin])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return catalog.OAuthLogin{}, false, nil
+	case err != nil:
+		return catalog.OAuthLogin{}, false, fmt.Errorf("find user of %s account %s: %w", acct.Provider, acct.ProviderUserID, err)
+	}
+	return login, true, nil
+}
+
+// createOAuthUser inserts a user named after base with the default role and the
+// account's connection, in one statement. OAuth sign-ups that share a base take turns
+// (a transaction-scoped advisory lock), so each sees the names the others chose.
+func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccount, base string) (catalog.OAuthLogin, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('users.username:' || $1, 0))`, base); err != nil {
+		return catalog.OAuthLogin{}, err
+	}
+	// taken: every username (lower-cased) and slug that is base or base-<anything>;
+	// the name is base when free, else base-N with the smallest free N >= 2 (the
+	// series bound guarantees one).
+	rows, _ := tx.Query(ctx, `
+		WITH taken AS (
+			SELECT lower(username) AS name FROM users
+			WHERE lower(username) = $1 OR lower(username) LIKE $2
+			UNION
+			SELECT slug FROM users WHERE slug = $1 OR slug LIKE $2
+		), pick AS (
+			SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE name = $1) THEN $1
+			ELSE (SELECT $1 || '-' || n FROM generate_series(2, (SELECT count(*) FROM taken) + 2) AS n
+			      WHERE NOT EXISTS (SELECT 1 FROM taken WHERE name = $1 || '-' || n)
+			      ORDER BY n LIMIT 1)
+			END AS name
+		), new_user AS (
+			INSERT INTO users (slug, username) SELECT name, name FROM pick
+			RETURNING id, username
+		), default_role AS (
+			INSERT INTO user_roles (user_id, role_id)
+			SELECT new_user.id, roles.id FROM new_user, roles WHERE roles.is_default
+			RETURNING role_id
+		), connection AS (
+			INSERT INTO oauth_connections
+				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar)
+			SELECT id, $3, $4, $5, $6, $7 FROM new_user
+			RETURNING id
+		)
+		SELECT new_user.id AS user_id, new_user.username, true AS created,
+		       EXISTS (SELECT 1 FROM default_role) AS has_role
+		FROM new_user`,
+		base, escapeLike(base)+"-%", acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
+		catalog.OAuthLogin
+		HasRole bool
+	}])
+	if err != nil {
+		return catalog.OAuthLogin{}, err
+	}
+	if !row.HasRole {
+		return catalog.OAuthLogin{}, errors.New("no default role to give the new user")
+	}
+	return row.OAuthLogin, nil
+}
+
+// LinkProvider links the provider account to user userID. The account may not be
+// linked to another user (apperr.Conflict wrapping catalog.ErrProviderInUse), and the
+// user may not have an account of that provider linked already (apperr.Conflict
+// wrapping catalog.ErrAlreadyLinked); an unknown user is apperr.NotFound.
+func (db *DB) LinkProvider(ctx context.Context, userID int64, acct catalog.ProviderAccount) error {
+	acct = normalizeAccount(acct)
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `
+			SELECT user_id FROM oauth_connections
+			WHERE provider = $1 AND (provider_user_id = $2 OR user_id = $3)`,
+			acct.Provider, acct.ProviderUserID, userID)
+		owners, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("check %s links of user %d: %w", acct.Provider, userID, err)
+		}
+		// The spec's order: the account must not belong to another user; then the
+		// user must not have the provider yet.
+		for _, owner := range owners {
+			if owner != userID {
+				return providerInUse(nil)
+			}
+		}
+		if len(owners) > 0 {
+			return alreadyLinked(nil)
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO oauth_connections
+				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			userID, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+		switch {
+		case err == nil:
+			return nil
+		case isUniqueViolation(err, connectionAccountKey):
+			return providerInUse(err)
+		case isUniqueViolation(err, connectionUserProviderKey):
+			return alreadyLinked(err)
+		case isForeignKeyViolation(err):
+			return apperr.Wrap(apperr.NotFound, apperr.MsgUserNotFound, err)
+		}
+		return fmt.Errorf("link %s account %s to user %d: %w", acct.Provider, acct.ProviderUserID, userID, err)
+	})
+}
+
+func providerInUse(cause error) error {
+	return apperr.Wrap(apperr.Conflict, catalog.MsgProviderInUse, errors.Join(catalog.ErrProviderInUse, cause))
+}
+
+func alreadyLinked(cause error) error {
+	return apperr.Wrap(apperr.Conflict, catalog.MsgAlreadyLinked, errors.Join(catalog.ErrAlreadyLinked, cause))
+}
+
+// Connections lists the provider accounts linked to user userID, by provider name.
+func (db *DB) Connections(ctx context.Context, userID int64) ([]catalog.Connection, error) {
+	rows, _ := db.Pool.Query(ctx, `
+		SELECT provider, provider_username, provider_email, linked_at
+		FROM oauth_connections WHERE user_id = $1
+		ORDER BY provider`, userID)
+	conns, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.Connection])
+	if err != nil {
+		return nil, fmt.Errorf("list connections of user %d: %w", userID, err)
+	}
+	return conns, nil
+}
+
+// UnlinkProvider removes user userID's connection to provider. It is allowed while the
+// user keeps a way to log in: a password or another linked provider; otherwise it is
+// apperr.Invalid "Cannot unlink the only login method". A provider that is not linked
+// is apperr.NotFound "Provider not linked"; an unknown user apperr.NotFound "User not
+// found". Unlinks of one user take turns (the user's row is locked), so two concurrent
+// unlinks cannot together remove the last login method.
+func (db *DB) UnlinkProvider(ctx context.Context, userID int64, provider string) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		var hasPassword, linked bool
+		var others int64
+		err := tx.QueryRow(ctx, `
+			SELECT u.password_hash IS NOT NULL,
+			       EXISTS (SELECT 1 FROM oauth_connections c WHERE c.user_id = u.id AND c.provider = $2),
+			       (SELECT count(*) FROM oauth_connections c WHERE c.user_id = u.id AND c.provider <> $2)
+			FROM users u WHERE u.id = $1
+			FOR UPDATE OF u`, userID, provider).Scan(&hasPassword, &linked, &others)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case err != nil:
+			return fmt.Errorf("load login methods of user %d: %w", userID, err)
+		case !linked:
+			return apperr.New(apperr.NotFound, catalog.MsgProviderNotLinked)
+		case !hasPassword && others == 0:
+			return apperr.New(apperr.Invalid, catalog.MsgOnlyLoginMethod)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE user_id = $1 AND provider = $2`,
+			userID, provider); err != nil {
+			return fmt.Errorf("unlink %s from user %d: %w", provider, userID, err)
+		}
+		return nil
+	})
+}
+
+// normalizeAccount trims the profile's text and fills a blank display name with the
+// provider user id (provider_username is required).
+func normalizeAccount(acct catalog.ProviderAccount) catalog.ProviderAccount {
+	acct.Username = strings.TrimSpace(acct.Username)
+	if acct.Username == "" {
+		acct.Username = acct.ProviderUserID
+	}
+	blank := func(s *string) *string {
+		if s == nil || strings.TrimSpace(*s) == "" {
+			return nil
+		}
+		t := strings.TrimSpace(*s)
+		return &t
+	}
+	acct.Email = blank(acct.Email)
+	acct.AvatarURL = blank(acct.AvatarURL)
+	return acct
+}
+
+// usernameBase is the slug of a display name, at most usernameMax long,
+// "<provider>-user" when nothing of it transliterates to letters or digits.
+func usernameBase(provider, displayName string) string {
+	s := slug.Make(displayName)
+	if len(s) > usernameMax {
+		s = s[:usernameMax]
+		if i := strings.LastIndexByte(s, '-'); i > usernameMax/2 {
+			s = s[:i]
+		}
+	}
+	s = strings.Trim(s, "-_")
+	if s == "" {
+		s = provider + "-user"
+	}
+	return s
+}
+
+// escapeLike escapes LIKE's wildcards and escape character in s.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}

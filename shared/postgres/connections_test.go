@@ -1,0 +1,462 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+// connFixture: roles member (default, id 1) and admin (2); users alice (1, with a
+// password) and bob (2, without); alice has google linked, bob github.
+type connFixture struct {
+	db      *testenv.DB
+	counter *postgres.QueryCounter
+}
+
+const (
+	connAlice int64 = 1
+	connBob   int64 = 2
+)
+
+func newConnFixture(t *testing.T) connFixture {
+	t.Helper()
+	counter := &postgres.QueryCounter{}
+	db := testenv.NewDB(t, postgres.WithTracer(counter))
+	connExec(t, db, `
+INSERT INTO roles (id, name, is_default) VALUES (1, 'member', true), (2, 'admin', false);
+INSERT INTO users (id, slug, username, password_hash) VALUES
+	(1, 'alice', 'alice', '$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA'),
+	(2, 'bob', 'bob', NULL);
+INSERT INTO user_roles (user_id, role_id) VALUES (1, 2), (2, 1);
+INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, provider_email, linked_at) VALUES
+	(1, 'google', 'g-alice', 'Alice', 'alice@example.com', '2025-01-02T03:04:05Z'),
+	(2, 'github', 'gh-bob', 'bob', NULL, '2025-02-03T04:05:06Z');
+SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['users', 'roles', 'oauth_connections']) AS t;
+`)
+	counter.Reset()
+	return connFixture{db: db, counter: counter}
+}
+
+func connExec(t *testing.T, db *testenv.DB, sql string, args ...any) {
+	t.Helper()
+	if _, err := db.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("exec %.80q: %v", sql, err)
+	}
+}
+
+func connQuery[T any](t *testing.T, db *testenv.DB, sql string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := db.Pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("query %.80q: %v", sql, err)
+	}
+	return v
+}
+
+func strp(s string) *string { return &s }
+
+func TestOAuthLoginCreatesUser(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		existing string // SQL run first
+		account  catalog.ProviderAccount
+		want     string // username and slug of the new user
+	}{
+		{
+			name:    "display name slugified",
+			account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-1", Username: "Jane Doe", Email: strp("jane@example.com")},
+			want:    "jane-doe",
+		},
+		{
+			name:     "taken case-insensitively, smallest free suffix",
+			existing: `INSERT INTO users (slug, username) VALUES ('jd', 'Jane-Doe'), ('jd2', 'jane-doe-3')`,
+			account:  catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-1", Username: "jane.doe"},
+			want:     "jane-doe-2",
+		},
+		{
+			name:     "slug of another user counts as taken",
+			existing: `INSERT INTO users (slug, username) VALUES ('jane-doe', 'somebody')`,
+			account:  catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-1", Username: "Jane Doe"},
+			want:     "jane-doe-2",
+		},
+		{
+			name:    "transliterated",
+			account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-2", Username: "  Zoë Åberg  "},
+			want:    "zoe-aberg",
+		},
+		{
+			name:    "nothing usable",
+			account: catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-2", Username: "🙂"},
+			want:    "github-user",
+		},
+		{
+			name:    "blank display name",
+			account: catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-2", Username: ""},
+			want:    "discord-user",
+		},
+		{
+			name:    "long name cut at a word",
+			account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-3", Username: "Maximilian Alexander Montgomery Worthington"},
+			want:    "maximilian-alexander-montgomery",
+		},
+		{
+			name:     "underscores kept",
+			existing: `INSERT INTO users (slug, username) VALUES ('a_b', 'a_b'), ('axb-2', 'axb-2')`,
+			account:  catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-3", Username: "a_b"},
+			want:     "a_b-2",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newConnFixture(t)
+			if tc.existing != "" {
+				connExec(t, f.db, tc.existing)
+			}
+			login, err := f.db.OAuthLogin(ctx, tc.account)
+			if err != nil {
+				t.Fatalf("OAuthLogin: %v", err)
+			}
+			if !login.Created || login.Username != tc.want {
+				t.Fatalf("login = %+v, want a created user %q", login, tc.want)
+			}
+			slug := connQuery[string](t, f.db, `SELECT slug FROM users WHERE id = $1`, login.UserID)
+			if slug != tc.want {
+				t.Errorf("slug = %q, want %q", slug, tc.want)
+			}
+			if hasPassword := connQuery[bool](t, f.db, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1`, login.UserID); hasPassword {
+				t.Error("the new user has a password")
+			}
+			roles := connQuery[string](t, f.db, `
+				SELECT string_agg(r.name, ',') FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = $1`, login.UserID)
+			if roles != "member" {
+				t.Errorf("roles = %q, want the default role member", roles)
+			}
+			owner := connQuery[int64](t, f.db, `
+				SELECT user_id FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2`,
+				tc.account.Provider, tc.account.ProviderUserID)
+			if owner != login.UserID {
+				t.Errorf("connection belongs to user %d, want %d", owner, login.UserID)
+			}
+		})
+	}
+}
+
+func TestOAuthLoginReusesUser(t *testing.T) {
+	ctx := context.Background()
+	f := newConnFixture(t)
+	first, err := f.db.OAuthLogin(ctx, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-9", Username: "Kai"})
+	if err != nil || !first.Created {
+		t.Fatalf("first login = %+v, %v; want a created user", first, err)
+	}
+	tests := []struct {
+		name    string
+		account catalog.ProviderAccount
+		want    catalog.OAuthLogin
+	}{
+		{
+			name:    "new user logs in again with a changed profile",
+			account: catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-9", Username: "Kai R.", Email: strp("kai@example.com"), AvatarURL: strp("https://cdn.example/kai.png")},
+			want:    catalog.OAuthLogin{UserID: first.UserID, Username: "kai"},
+		},
+		{
+			name:    "existing link",
+			account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-alice", Username: "Alice A.", Email: strp("a@example.com")},
+			want:    catalog.OAuthLogin{UserID: connAlice, Username: "alice"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			users := connQuery[int64](t, f.db, `SELECT count(*) FROM users`)
+			f.counter.Reset()
+			got, err := f.db.OAuthLogin(ctx, tc.account)
+			if err != nil {
+				t.Fatalf("OAuthLogin: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("login = %+v, want %+v", got, tc.want)
+			}
+			if n := f.counter.Count(); n != 1 {
+				t.Errorf("a returning login took %d round trips, want 1", n)
+			}
+			if after := connQuery[int64](t, f.db, `SELECT count(*) FROM users`); after != users {
+				t.Errorf("users: %d before, %d after", users, after)
+			}
+			var name string
+			var email, avatar *string
+			err = f.db.Pool.QueryRow(ctx, `
+				SELECT provider_username, provider_email, provider_avatar FROM oauth_connections
+				WHERE provider = $1 AND provider_user_id = $2`, tc.account.Provider, tc.account.ProviderUserID).
+				Scan(&name, &email, &avatar)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != tc.account.Username || !equalPtr(email, tc.account.Email) || !equalPtr(avatar, tc.account.AvatarURL) {
+				t.Errorf("connection = %q %v %v, want the profile's %q %v %v", name, deref(email), deref(avatar),
+					tc.account.Username, deref(tc.account.Email), deref(tc.account.AvatarURL))
+			}
+		})
+	}
+}
+
+func equalPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+func TestOAuthLoginNeverMatchesByEmail(t *testing.T) {
+	f := newConnFixture(t)
+	// alice's google address, from another provider account: a new user.
+	login, err := f.db.OAuthLogin(context.Background(), catalog.ProviderAccount{
+		Provider: "github", ProviderUserID: "gh-other", Username: "alice", Email: strp("alice@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !login.Created || login.UserID == connAlice || login.Username != "alice-2" {
+		t.Errorf("login = %+v, want a new user alice-2", login)
+	}
+}
+
+func TestOAuthLoginWithoutDefaultRole(t *testing.T) {
+	f := newConnFixture(t)
+	connExec(t, f.db, `UPDATE roles SET is_default = false`)
+	_, err := f.db.OAuthLogin(context.Background(), catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-x", Username: "X"})
+	if err == nil || apperr.CodeOf(err) != apperr.Internal {
+		t.Fatalf("err = %v, want an internal error", err)
+	}
+	if n := connQuery[int64](t, f.db, `SELECT count(*) FROM users`); n != 2 {
+		t.Errorf("%d users after a failed sign-up, want 2 (nothing created)", n)
+	}
+}
+
+func TestOAuthLoginConcurrent(t *testing.T) {
+	ctx := context.Background()
+	t.Run("same account creates one user", func(t *testing.T) {
+		f := newConnFixture(t)
+		const n = 8
+		logins := make([]catalog.OAuthLogin, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				logins[i], errs[i] = f.db.OAuthLogin(ctx, catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-race", Username: "Racer"})
+			})
+		}
+		wg.Wait()
+		created := 0
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("login %d: %v", i, errs[i])
+			}
+			if logins[i].UserID != logins[0].UserID {
+				t.Errorf("login %d signed in user %d, login 0 user %d", i, logins[i].UserID, logins[0].UserID)
+			}
+			if logins[i].Created {
+				created++
+			}
+		}
+		if created != 1 {
+			t.Errorf("%d logins created the user, want 1", created)
+		}
+	})
+	t.Run("same display name gets distinct usernames", func(t *testing.T) {
+		f := newConnFixture(t)
+		const n = 6
+		names := make([]string, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				var l catalog.OAuthLogin
+				l, errs[i] = f.db.OAuthLogin(ctx, catalog.ProviderAccount{Provider: "github", ProviderUserID: fmt.Sprint("gh-", i), Username: "Twin"})
+				names[i] = l.Username
+			})
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("login %d: %v", i, errs[i])
+			}
+			if seen[names[i]] || !strings.HasPrefix(names[i], "twin") {
+				t.Errorf("username %q: duplicate or not derived from the profile (all: %v)", names[i], names)
+			}
+			seen[names[i]] = true
+		}
+	})
+}
+
+func TestLinkProvider(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		user    int64
+		account catalog.ProviderAccount
+		code    apperr.Code // "" for success
+		is      error
+	}{
+		{name: "second provider", user: connAlice, account: catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-alice", Username: "alice-gh", Email: strp("alice@users.example")}},
+		{name: "account of another user", user: connAlice, account: catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-bob", Username: "bob"}, code: apperr.Conflict, is: catalog.ErrProviderInUse},
+		{name: "provider already linked, other account", user: connAlice, account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-alice-2", Username: "Alice 2"}, code: apperr.Conflict, is: catalog.ErrAlreadyLinked},
+		{name: "same account again", user: connAlice, account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-alice", Username: "Alice"}, code: apperr.Conflict, is: catalog.ErrAlreadyLinked},
+		{name: "in use wins over already linked", user: connBob, account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-alice", Username: "Alice"}, code: apperr.Conflict, is: catalog.ErrProviderInUse},
+		{name: "unknown user", user: 999, account: catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-ghost", Username: "ghost"}, code: apperr.NotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newConnFixture(t)
+			before := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
+			err := f.db.LinkProvider(ctx, tc.user, tc.account)
+			after := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("LinkProvider: %v", err)
+				}
+				owner := connQuery[int64](t, f.db, `SELECT user_id FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2`,
+					tc.account.Provider, tc.account.ProviderUserID)
+				if owner != tc.user || after != before+1 {
+					t.Errorf("owner %d (want %d), connections %d -> %d", owner, tc.user, before, after)
+				}
+				return
+			}
+			if apperr.CodeOf(err) != tc.code || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Fatalf("err = %v, want code %s wrapping %v", err, tc.code, tc.is)
+			}
+			if after != before {
+				t.Errorf("connections %d -> %d after a refused link", before, after)
+			}
+		})
+	}
+}
+
+func TestConnections(t *testing.T) {
+	ctx := context.Background()
+	f := newConnFixture(t)
+	if err := f.db.LinkProvider(ctx, connAlice, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		user int64
+		want []string // provider/username/email
+	}{
+		{name: "two providers, by name", user: connAlice, want: []string{"discord/alice#1/<nil>", "google/Alice/alice@example.com"}},
+		{name: "one", user: connBob, want: []string{"github/bob/<nil>"}},
+		{name: "none", user: 999, want: []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f.counter.Reset()
+			conns, err := f.db.Connections(ctx, tc.user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := f.counter.Count(); n != 1 {
+				t.Errorf("%d round trips, want 1", n)
+			}
+			if conns == nil {
+				t.Error("nil list, want an empty one")
+			}
+			got := []string{}
+			for _, c := range conns {
+				got = append(got, c.Provider+"/"+c.ProviderUsername+"/"+deref(c.ProviderEmail))
+				if c.LinkedAt.IsZero() {
+					t.Errorf("%s: no linked_at", c.Provider)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("connections = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	conns, _ := f.db.Connections(ctx, connAlice)
+	if want := "2025-01-02T03:04:05Z"; conns[1].LinkedAt.UTC().Format("2006-01-02T15:04:05Z07:00") != want {
+		t.Errorf("google linked_at = %v, want %s", conns[1].LinkedAt, want)
+	}
+}
+
+func TestUnlinkProvider(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		setup    string
+		user     int64
+		provider string
+		code     apperr.Code // "" for success
+		msg      string
+	}{
+		{name: "password keeps a login method", user: connAlice, provider: "google"},
+		{name: "another provider keeps a login method", setup: `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (2, 'discord', 'd-bob', 'bob')`,
+			user: connBob, provider: "github"},
+		{name: "only login method", user: connBob, provider: "github", code: apperr.Invalid, msg: "Cannot unlink the only login method"},
+		{name: "not linked", user: connAlice, provider: "discord", code: apperr.NotFound, msg: "Provider not linked"},
+		{name: "not linked, no other method", user: connBob, provider: "google", code: apperr.NotFound, msg: "Provider not linked"},
+		{name: "unknown user", user: 999, provider: "google", code: apperr.NotFound, msg: "User not found"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newConnFixture(t)
+			if tc.setup != "" {
+				connExec(t, f.db, tc.setup)
+			}
+			before := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
+			err := f.db.UnlinkProvider(ctx, tc.user, tc.provider)
+			after := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("UnlinkProvider: %v", err)
+				}
+				if after != before-1 {
+					t.Errorf("connections %d -> %d, want one fewer", before, after)
+				}
+				return
+			}
+			e, ok := apperr.As(err)
+			if !ok || e.Code != tc.code || e.Message != tc.msg {
+				t.Fatalf("err = %v, want %s %q", err, tc.code, tc.msg)
+			}
+			if after != before {
+				t.Errorf("connections %d -> %d after a refused unlink", before, after)
+			}
+		})
+	}
+}
+
+func TestUnlinkConcurrentKeepsOneMethod(t *testing.T) {
+	ctx := context.Background()
+	f := newConnFixture(t)
+	connExec(t, f.db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (2, 'discord', 'd-bob', 'bob')`)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, p := range []string{"github", "discord"} {
+		wg.Go(func() { errs[i] = f.db.UnlinkProvider(ctx, connBob, p) })
+	}
+	wg.Wait()
+	if left := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections WHERE user_id = 2`); left != 1 {
+		t.Fatalf("bob has %d connections left (errors %v), want 1", left, errs)
+	}
+	refused := 0
+	for _, err := range errs {
+		if err != nil {
+			if apperr.CodeOf(err) != apperr.Invalid {
+				t.Errorf("unexpected error %v", err)
+			}
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d unlinks refused, want 1", refused)
+	}
+}
