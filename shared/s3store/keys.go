@@ -1,0 +1,119 @@
+package s3store
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Image storage layout. Each upload of a picture is stored as two objects under a
+// prefix of its own:
+//
+//	users/<id>/<name>/high.<ext>          users/<id>/<name>/scaled.<ext>
+//	contributors/<id>/<name>/image.<ext>  contributors/<id>/<name>/scaled.<ext>
+//
+// <name> is the first 16 hex digits of the SHA-256 of both renditions, a dash and 8
+// random hex digits: the same picture uploaded twice still gets two sets of keys, so a
+// new upload never overwrites the objects the database points at, and removing the
+// objects of a failed upload can never remove those of a committed one. <ext> is jpg
+// or png (both renditions share the format).
+//
+// The database stores one reference per image set, the Ref: "<owner>/<id>/<name>.<ext>"
+// (users.profile_image, contributors.image). ParseRef turns it back into the keys.
+
+// Owner is the kind of record an image belongs to: the first segment of its keys.
+type Owner string
+
+// The owners of stored images.
+const (
+	Users        Owner = "users"
+	Contributors Owner = "contributors"
+)
+
+// Resolutions of an image set, as GET /user/avatar/{id}/{res} names them.
+const (
+	High   = "high"
+	Scaled = "scaled"
+)
+
+// ImageSet names the stored objects of one upload.
+type ImageSet struct {
+	Owner Owner
+	ID    int64
+	Name  string
+	Ext   string
+}
+
+var refPattern = regexp.MustCompile(`^(users|contributors)/([1-9][0-9]{0,18})/([0-9a-f]{16}-[0-9a-f]{8})\.(jpg|png)$`)
+
+// NewImageSet names a fresh set of objects for owner's record id, whose renditions
+// are high and scaled of the given content type (image/jpeg or image/png).
+func NewImageSet(owner Owner, id int64, contentType string, high, scaled []byte) (ImageSet, error) {
+	ext, err := extension(contentType)
+	if err != nil {
+		return ImageSet{}, err
+	}
+	h := sha256.New()
+	h.Write(high)
+	h.Write(scaled)
+	var nonce [4]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return ImageSet{}, fmt.Errorf("s3store: random image name: %w", err)
+	}
+	name := hex.EncodeToString(h.Sum(nil)[:8]) + "-" + hex.EncodeToString(nonce[:])
+	return ImageSet{Owner: owner, ID: id, Name: name, Ext: ext}, nil
+}
+
+// ParseRef reads a reference as the database stores it.
+func ParseRef(ref string) (ImageSet, error) {
+	m := refPattern.FindStringSubmatch(ref)
+	if m == nil {
+		return ImageSet{}, fmt.Errorf("s3store: %q is not an image reference", ref)
+	}
+	id, err := strconv.ParseInt(m[2], 10, 64)
+	if err != nil {
+		return ImageSet{}, fmt.Errorf("s3store: %q is not an image reference: %w", ref, err)
+	}
+	return ImageSet{Owner: Owner(m[1]), ID: id, Name: m[3], Ext: m[4]}, nil
+}
+
+// Ref is the reference the database stores for the set.
+func (s ImageSet) Ref() string {
+	return fmt.Sprintf("%s/%d/%s.%s", s.Owner, s.ID, s.Name, s.Ext)
+}
+
+// Key is the object key of resolution res (High or Scaled).
+func (s ImageSet) Key(res string) string {
+	file := Scaled
+	if res == High {
+		file = High
+		if s.Owner == Contributors {
+			file = "image"
+		}
+	}
+	return fmt.Sprintf("%s/%d/%s/%s.%s", s.Owner, s.ID, s.Name, file, s.Ext)
+}
+
+// Keys are the keys of both resolutions.
+func (s ImageSet) Keys() []string { return []string{s.Key(High), s.Key(Scaled)} }
+
+// ContentType is the content type of the set's objects.
+func (s ImageSet) ContentType() string {
+	if s.Ext == "png" {
+		return "image/png"
+	}
+	return "image/jpeg"
+}
+
+func extension(contentType string) (string, error) {
+	switch contentType {
+	case "image/jpeg":
+		return "jpg", nil
+	case "image/png":
+		return "png", nil
+	}
+	return "", fmt.Errorf("s3store: no image extension for content type %q", contentType)
+}
