@@ -1,0 +1,273 @@
+package demo_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/gosimple/slug"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+// demoTables are every table the demo data writes, with the column that orders them.
+var demoTables = []string{
+	"clients", "tags", "publishers", "publisher_descriptions", "publisher_aliases", "publisher_relations",
+	"series", "series_aliases", "series_descriptions", "volumes", "series_tags", "series_publishers",
+	"contributors", "contributor_links", "contributor_aliases", "contributor_descriptions",
+	"contributor_relations", "series_contributors", "permissions", "roles", "role_permissions",
+	"users", "user_roles",
+}
+
+// identityTables are the tables whose id sequences the loaders move.
+var identityTables = []string{
+	"tags", "publishers", "publisher_descriptions", "publisher_aliases", "publisher_relations",
+	"series", "series_aliases", "series_descriptions", "volumes", "contributors",
+	"contributor_links", "contributor_aliases", "contributor_descriptions", "contributor_relations",
+}
+
+// snapshot is a digest of every demo table's rows and of the id sequences.
+func snapshot(t *testing.T, db *postgres.DB) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	snap := map[string]string{}
+	for _, table := range demoTables {
+		var n int64
+		var digest string
+		err := db.Pool.QueryRow(ctx, fmt.Sprintf(
+			`SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM %s t`, table),
+		).Scan(&n, &digest)
+		if err != nil {
+			t.Fatalf("snapshot %s: %v", table, err)
+		}
+		snap[table] = fmt.Sprintf("%d rows, %s", n, digest)
+	}
+	for _, table := range identityTables {
+		var last *int64
+		err := db.Pool.QueryRow(ctx, fmt.Sprintf(
+			`SELECT pg_sequence_last_value(pg_get_serial_sequence('%s', 'id')::regclass)`, table)).Scan(&last)
+		if err != nil {
+			t.Fatalf("sequence of %s: %v", table, err)
+		}
+		if last != nil {
+			snap[table+" sequence"] = fmt.Sprint(*last)
+		}
+	}
+	return snap
+}
+
+func sameSnapshot(t *testing.T, want, got map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: was %s, now %s", k, w, got[k])
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: new after reload: %s", k, g)
+		}
+	}
+}
+
+func count(t *testing.T, db *postgres.DB, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func TestLoadIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	if err := demo.Load(ctx, db.DB); err != nil {
+		t.Fatalf("first load: %v", err)
+	}
+	first := snapshot(t, db.DB)
+	if err := demo.Load(ctx, db.DB); err != nil {
+		t.Fatalf("second load: %v", err)
+	}
+	sameSnapshot(t, first, snapshot(t, db.DB))
+
+	// Rows added after the load take ids past the demo's, and survive a reload.
+	var tagID int64
+	if err := db.Pool.QueryRow(ctx, `INSERT INTO tags (client_id, name, type) VALUES (1, 'Added later', 'genre') RETURNING id`).Scan(&tagID); err != nil {
+		t.Fatalf("insert a tag: %v", err)
+	}
+	if max := count(t, db.DB, `SELECT max(id) FROM tags WHERE name <> 'Added later'`); tagID <= max {
+		t.Errorf("new tag id %d collides with the demo ids up to %d", tagID, max)
+	}
+	if err := demo.Load(ctx, db.DB); err != nil {
+		t.Fatalf("third load: %v", err)
+	}
+	if n := count(t, db.DB, `SELECT count(*) FROM tags WHERE id = $1`, tagID); n != 1 {
+		t.Errorf("the added tag is gone after a reload")
+	}
+}
+
+func TestLoadContent(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	if err := demo.Load(ctx, db.DB); err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name string
+		sql  string
+		min  int64
+		max  int64
+	}{
+		{"demo client", `SELECT count(*) FROM clients WHERE id = 1 AND name = 'Demo catalog'`, 1, 1},
+		{"tags", `SELECT count(*) FROM tags WHERE client_id = 1`, 20, 1000},
+		{"tag types", `SELECT count(DISTINCT type) FROM tags WHERE client_id = 1`, 3, 3},
+		{"publishers", `SELECT count(*) FROM publishers WHERE client_id = 1`, 10, 10},
+		{"publishers with an English and another description",
+			`SELECT count(*) FROM publishers p
+			 WHERE EXISTS (SELECT 1 FROM publisher_descriptions d WHERE d.publisher_id = p.id AND d.language = 'English')
+			   AND EXISTS (SELECT 1 FROM publisher_descriptions d WHERE d.publisher_id = p.id AND d.language <> 'English')`, 10, 10},
+		{"publishers with aliases", `SELECT count(DISTINCT publisher_id) FROM publisher_aliases`, 10, 10},
+		{"publisher relations", `SELECT count(*) FROM publisher_relations`, 4, 100},
+		{"series", `SELECT count(*) FROM series WHERE client_id = 1`, 60, 60},
+		{"series without 1 to 5 volumes",
+			`SELECT count(*) FROM series s WHERE (SELECT count(*) FROM volumes v WHERE v.series_id = s.id) NOT BETWEEN 1 AND 5`, 0, 0},
+		{"series without a publisher",
+			`SELECT count(*) FROM series s WHERE NOT EXISTS (SELECT 1 FROM series_publishers sp WHERE sp.series_id = s.id)`, 0, 0},
+		{"series without an English description",
+			`SELECT count(*) FROM series s WHERE NOT EXISTS (SELECT 1 FROM series_descriptions d WHERE d.series_id = s.id AND d.language = 'English')`, 0, 0},
+		{"Japanese series descriptions", `SELECT count(*) FROM series_descriptions WHERE language = 'Japanese'`, 5, 60},
+		{"series without tags",
+			`SELECT count(*) FROM series s WHERE NOT EXISTS (SELECT 1 FROM series_tags st WHERE st.series_id = s.id)`, 0, 0},
+		{"series without aliases",
+			`SELECT count(*) FROM series s WHERE NOT EXISTS (SELECT 1 FROM series_aliases a WHERE a.series_id = s.id)`, 0, 0},
+		{"tags in use", `SELECT count(DISTINCT tag_id) FROM series_tags`, 20, 1000},
+		{"contributors", `SELECT count(*) FROM contributors WHERE client_id = 1`, 20, 20},
+		{"contributor links", `SELECT count(*) FROM contributor_links`, 5, 100},
+		{"contributor aliases", `SELECT count(*) FROM contributor_aliases`, 5, 100},
+		{"contributor descriptions", `SELECT count(*) FROM contributor_descriptions`, 5, 100},
+		{"contributor relations", `SELECT count(*) FROM contributor_relations`, 2, 100},
+		{"contributors credited on series", `SELECT count(DISTINCT contributor_id) FROM series_contributors`, 20, 20},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if n := count(t, db.DB, c.sql); n < c.min || n > c.max {
+				t.Errorf("%d, want %d to %d", n, c.min, c.max)
+			}
+		})
+	}
+
+	// The ids the events and tests name.
+	fixed := []struct{ sql, want string }{
+		{`SELECT slug FROM publishers WHERE id = 1`, "kodansha"},
+		{`SELECT slug FROM publishers WHERE id = 2`, "shueisha"},
+		{`SELECT slug FROM series WHERE id = 1`, "one-piece"},
+		{`SELECT name FROM tags WHERE id = 1`, "Action"},
+		{`SELECT slug FROM contributors WHERE id = 1`, slug.Make("Eiichiro Oda")},
+	}
+	for _, f := range fixed {
+		var got string
+		if err := db.Pool.QueryRow(ctx, f.sql).Scan(&got); err != nil || got != f.want {
+			t.Errorf("%s = %q (%v), want %q", f.sql, got, err, f.want)
+		}
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	ctx := context.Background()
+	const client, scale = 2, 300
+	want := demo.CountsFor(scale)
+
+	tests := []struct {
+		name        string
+		loadFirst   bool
+		loadAfter   bool
+		generations int
+	}{
+		{"alone, twice", false, false, 2},
+		{"after the demo data", true, false, 1},
+		{"before the demo data", false, true, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := testenv.NewDB(t)
+			if tc.loadFirst {
+				if err := demo.Load(ctx, db.DB); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var before map[string]string
+			for i := range tc.generations {
+				if err := demo.Generate(ctx, db.DB, client, scale); err != nil {
+					t.Fatalf("generate #%d: %v", i+1, err)
+				}
+				if i == 0 {
+					before = snapshot(t, db.DB)
+				}
+			}
+			if tc.generations > 1 {
+				sameSnapshot(t, before, snapshot(t, db.DB))
+			}
+			if tc.loadAfter {
+				if err := demo.Load(ctx, db.DB); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			counts := []struct {
+				name string
+				sql  string
+				want int64
+			}{
+				{"series", `SELECT count(*) FROM series WHERE client_id = $1`, int64(want.Series)},
+				{"publishers", `SELECT count(*) FROM publishers WHERE client_id = $1`, int64(want.Publishers)},
+				{"tags", `SELECT count(*) FROM tags WHERE client_id = $1`, int64(want.Tags)},
+				{"series without volumes", `SELECT count(*) FROM series s WHERE s.client_id = $1
+					AND NOT EXISTS (SELECT 1 FROM volumes v WHERE v.series_id = s.id)`, 0},
+				{"series without 3 tags", `SELECT count(*) FROM series s WHERE s.client_id = $1
+					AND (SELECT count(*) FROM series_tags st WHERE st.series_id = s.id) <> 3`, 0},
+				{"series without a publisher", `SELECT count(*) FROM series s WHERE s.client_id = $1
+					AND NOT EXISTS (SELECT 1 FROM series_publishers sp WHERE sp.series_id = s.id)`, 0},
+				{"links across clients", `SELECT count(*) FROM series_publishers sp
+					JOIN series s ON s.id = sp.series_id JOIN publishers p ON p.id = sp.publisher_id
+					WHERE s.client_id <> p.client_id`, 0},
+				{"publisher 1's series", `SELECT count(*) FROM series_publishers sp
+					JOIN publishers p ON p.id = sp.publisher_id WHERE p.slug = 'g2-publisher-1' AND p.client_id = $1`,
+					int64(scale/want.Publishers + scale/10)},
+			}
+			for _, c := range counts {
+				args := []any{}
+				if c.name != "links across clients" {
+					args = append(args, int64(client))
+				}
+				if n := count(t, db.DB, c.sql, args...); n != c.want {
+					t.Errorf("%s: %d, want %d", c.name, n, c.want)
+				}
+			}
+			if tc.loadFirst || tc.loadAfter {
+				// The demo catalog keeps its fixed ids whatever the order.
+				if n := count(t, db.DB, `SELECT count(*) FROM series WHERE client_id = 1 AND id <= 60`); n != 60 {
+					t.Errorf("demo series with ids 1 to 60: %d", n)
+				}
+				var s string
+				if err := db.Pool.QueryRow(ctx, `SELECT slug FROM series WHERE id = 1`).Scan(&s); err != nil || s != "one-piece" {
+					t.Errorf("series 1 = %q (%v), want one-piece", s, err)
+				}
+			}
+		})
+	}
+}
+
+func TestGenerateRejectsBadArguments(t *testing.T) {
+	db := testenv.NewDB(t)
+	for _, tc := range []struct {
+		client int64
+		scale  int
+	}{{0, 10}, {2, 0}, {-1, 10}, {2, -5}} {
+		if err := demo.Generate(context.Background(), db.DB, tc.client, tc.scale); err == nil {
+			t.Errorf("Generate(client %d, scale %d) succeeded", tc.client, tc.scale)
+		}
+	}
+}

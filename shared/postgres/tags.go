@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+)
+
+// Tags returns the client's tags ordered by name. A client without tags has none.
+func (db *DB) Tags(ctx context.Context, client int64) ([]catalog.Tag, error) {
+	rows, err := db.Pool.Query(ctx, `
+		SELECT id, name, type
+		FROM tags
+		WHERE client_id = $1
+		ORDER BY name, id`, client)
+	if err != nil {
+		return nil, fmt.Errorf("list tags of client %d: %w", client, err)
+	}
+	tags, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.Tag])
+	if err != nil {
+		return nil, fmt.Errorf("list tags of client %d: %w", client, err)
+	}
+	return tags, nil
+}
+
+// TagByID returns a tag with its number of series (of the tag's client);
+// apperr.NotFound when there is none.
+func (db *DB) TagByID(ctx context.Context, id int64) (catalog.TagDetail, error) {
+	rows, err := db.Pool.Query(ctx, `
+		SELECT t.id, t.name, t.type,
+		       (SELECT count(*) FROM series_tags st
+		        JOIN series s ON s.id = st.series_id AND s.client_id = t.client_id
+		        WHERE st.tag_id = t.id) AS series_count
+		FROM tags t
+		WHERE t.id = $1`, id)
+	if err != nil {
+		return catalog.TagDetail{}, fmt.Errorf("load tag %d: %w", id, err)
+	}
+	tag, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.TagDetail])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return catalog.TagDetail{}, apperr.New(apperr.NotFound, catalog.MsgTagNotFound)
+	}
+	if err != nil {
+		return catalog.TagDetail{}, fmt.Errorf("load tag %d: %w", id, err)
+	}
+	return tag, nil
+}
