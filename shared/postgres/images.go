@@ -1,0 +1,87 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/apperr"
+)
+
+// The image references of users (profile_image) and contributors (image): the key of
+// a stored image set in the bucket (see s3store.ImageSet), NULL for none. Each write is
+// one statement, so it is its own transaction, and it returns the reference it
+// replaced: the caller removes those objects once the change stands.
+
+// imageColumn names a table's image reference column and its not-found message.
+type imageColumn struct {
+	table    string
+	column   string
+	notFound string
+}
+
+var (
+	userImages        = imageColumn{table: "users", column: "profile_image", notFound: apperr.MsgUserNotFound}
+	contributorImages = imageColumn{table: "contributors", column: "image", notFound: MsgContributorNotFound}
+)
+
+// UserImage returns the reference of user id's profile image, "" when they have none.
+// Unknown user: apperr.NotFound "User not found".
+func (db *DB) UserImage(ctx context.Context, id int64) (string, error) {
+	var ref string
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce(profile_image, '') FROM users WHERE id = $1`, id).Scan(&ref)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	case err != nil:
+		return "", fmt.Errorf("load profile image of user %d: %w", id, err)
+	}
+	return ref, nil
+}
+
+// SetUserImage points user id's profile image at ref and returns the reference it
+// replaced ("" for none). Unknown user: apperr.NotFound.
+func (db *DB) SetUserImage(ctx context.Context, id int64, ref string) (string, error) {
+	return db.setImage(ctx, userImages, id, &ref)
+}
+
+// ClearUserImage removes user id's profile image reference and returns it ("" when
+// they had none; nothing changes then). Unknown user: apperr.NotFound.
+func (db *DB) ClearUserImage(ctx context.Context, id int64) (string, error) {
+	return db.setImage(ctx, userImages, id, nil)
+}
+
+// SetContributorImage points contributor id's avatar at ref and returns the reference
+// it replaced ("" for none). Unknown contributor: apperr.NotFound.
+func (db *DB) SetContributorImage(ctx context.Context, id int64, ref string) (string, error) {
+	return db.setImage(ctx, contributorImages, id, &ref)
+}
+
+// ClearContributorImage removes contributor id's avatar reference and returns it (""
+// when it had none; nothing changes then). Unknown contributor: apperr.NotFound.
+func (db *DB) ClearContributorImage(ctx context.Context, id int64) (string, error) {
+	return db.setImage(ctx, contributorImages, id, nil)
+}
+
+// setImage sets the image reference of row id to ref (NULL when nil) and returns the
+// previous one. The row is locked before it is read, so of two concurrent writers the
+// second sees the first's reference as the one it replaces, and each replaced
+// reference is returned to exactly one caller.
+func (db *DB) setImage(ctx context.Context, c imageColumn, id int64, ref *string) (string, error) {
+	sql := fmt.Sprintf(`
+		UPDATE %[1]s t SET %[2]s = $2
+		FROM (SELECT id, %[2]s AS ref FROM %[1]s WHERE id = $1 FOR UPDATE) old
+		WHERE t.id = old.id
+		RETURNING coalesce(old.ref, '')`, c.table, c.column)
+	var old string
+	err := db.Pool.QueryRow(ctx, sql, id, ref).Scan(&old)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", apperr.New(apperr.NotFound, c.notFound)
+	case err != nil:
+		return "", fmt.Errorf("set %s.%s of %d: %w", c.table, c.column, id, err)
+	}
+	return old, nil
+}
