@@ -452,4 +452,3 @@ func TestPublisherPublications(t *testing.T) {
 		}
 	})
 }
-
