@@ -1,0 +1,22 @@
+package admincontributors
+
+import "github.com/mediacatalog/service/shared/apperr"
+
+// The spec's messages of the group.
+const (
+	msgAdded        = "Contributor added successfully"
+	msgUpdated      = "Contributor updated successfully"
+	msgDeleted      = "Contributor deleted successfully"
+	msgAddFailed    = "An error occurred while adding the contributor"
+	msgUpdateFailed = "An error occurred while updating the contributor"
+	msgDeleteFailed = "An error occurred while deleting the contributor"
+)
+
+// failed gives an unexpected failure the route's own 500 message; errors with another
+// code (400, 404, 409) keep theirs.
+func failed(err error, msg string) error {
+	if apperr.CodeOf(err) == apperr.Internal {
+		return apperr.Wrap(apperr.Internal, msg, err)
+	}
+	return err
+}

@@ -1,0 +1,75 @@
+// Package admincontributors is the admin-contributors route group: the administration
+// of a client's contributors (list, detail with the edit lock, add, edit, delete, and
+// the avatar routes when Deps.Avatars is set). Every route demands the refreshToken
+// cookie and the spec's permission.
+package admincontributors
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// Store is the contributor data the group reads and writes; *postgres.DB satisfies it.
+type Store interface {
+	Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error)
+	Contributor(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.Contributor, error)
+	AddContributor(ctx context.Context, c catalog.NewContributor) (int64, error)
+	EditContributor(ctx context.Context, id, editorID int64, e catalog.ContributorEdit) error
+	DeleteContributor(ctx context.Context, id int64) (image string, err error)
+}
+
+// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
+type Guard interface {
+	Require(perm string, h http.Handler) http.Handler
+}
+
+// Avatars is the avatar side of contributors, which the media code provides. When
+// Deps.Avatars is nil (an instance that is not a file service) the update-avatar and
+// delete-avatar routes are not registered and a deleted contributor's stored avatar
+// objects stay.
+type Avatars interface {
+	// UpdateAvatar serves POST /admin-contributors/update-avatar/{id}, behind
+	// edit-contributors.
+	UpdateAvatar() http.Handler
+	// DeleteAvatar serves DELETE /admin-contributors/delete-avatar/{id}, behind
+	// edit-contributors.
+	DeleteAvatar() http.Handler
+	// RemoveContributorAvatar removes every stored object (each resolution) of the
+	// avatar whose key (contributors.image) is key. It runs after a contributor's
+	// deletion has committed; its failure is logged and the deletion stands.
+	RemoveContributorAvatar(ctx context.Context, key string) error
+}
+
+// Deps are what the group needs.
+type Deps struct {
+	Store Store
+	Auth  Guard
+	// LockTTL is how long opening a contributor's detail locks it for an editor
+	// (config.LockTTL).
+	LockTTL time.Duration
+	// Avatars is optional (see Avatars).
+	Avatars Avatars
+}
+
+// Routes is the group's whole API.
+func Routes(d Deps) []httpapi.Route {
+	routes := []httpapi.Route{
+		{Pattern: "GET /admin-contributors", Handler: d.Auth.Require(auth.PermViewContributors, handleContributors(d.Store))},
+		{Pattern: "GET /admin-contributors/id/{id}", Handler: d.Auth.Require(auth.PermViewContributors, handleContributor(d.Store, d.LockTTL))},
+		{Pattern: "POST /admin-contributors/add", Handler: d.Auth.Require(auth.PermAddContributors, handleAddContributor(d.Store))},
+		{Pattern: "POST /admin-contributors/edit/{id}", Handler: d.Auth.Require(auth.PermEditContributors, handleEditContributor(d.Store))},
+		{Pattern: "DELETE /admin-contributors/delete/{id}", Handler: d.Auth.Require(auth.PermDeleteContributors, handleDeleteContributor(d.Store, d.Avatars))},
+	}
+	if d.Avatars != nil {
+		routes = append(routes,
+			httpapi.Route{Pattern: "POST /admin-contributors/update-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, d.Avatars.UpdateAvatar())},
+			httpapi.Route{Pattern: "DELETE /admin-contributors/delete-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, d.Avatars.DeleteAvatar())},
+		)
+	}
+	return routes
+}
