@@ -66,27 +66,24 @@ var demoUsers = []struct {
 	{MemberUserID, "member", MemberRoleID},
 }
 
-// loadAccounts writes the demo permissions, roles and users in tx. It is idempotent:
-// rows with the demo ids are brought back to the demo state, other rows stay, and the
-// identity sequences move past the fixed ids so later inserts do not collide.
+// loadAccounts inserts the demo permissions, roles and users in tx. Like the rest of
+// the demo data it keeps existing rows (an operator's changes stay) and only adds what
+// is missing, so a second load changes nothing; the identity sequences move past the
+// fixed ids so that later inserts do not collide with them.
 func loadAccounts(ctx context.Context, tx pgx.Tx) error {
 	for i, p := range demoPermissions {
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO permissions (id, name, description) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description`,
+			INSERT INTO permissions (id, name, description) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 			i+1, p.name, p.description); err != nil {
 			return fmt.Errorf("demo permission %s: %w", p.name, err)
 		}
 	}
-	// At most one default role: the demo's default takes the flag from any other.
-	if _, err := tx.Exec(ctx, `UPDATE roles SET is_default = false WHERE is_default AND id <> $1`, MemberRoleID); err != nil {
-		return fmt.Errorf("demo default role: %w", err)
-	}
 	for _, r := range demoRoles {
+		// Exactly one default role: the demo's becomes it only when there is none yet.
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO roles (id, name, description, is_default) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (id) DO UPDATE
-			SET name = excluded.name, description = excluded.description, is_default = excluded.is_default`,
+			INSERT INTO roles (id, name, description, is_default)
+			VALUES ($1, $2, $3, $4 AND NOT EXISTS (SELECT 1 FROM roles WHERE is_default))
+			ON CONFLICT DO NOTHING`,
 			r.id, r.name, r.description, r.isDefault); err != nil {
 			return fmt.Errorf("demo role %s: %w", r.name, err)
 		}
@@ -99,20 +96,21 @@ func loadAccounts(ctx context.Context, tx pgx.Tx) error {
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO role_permissions (role_id, permission_id)
-			SELECT $1, p.id FROM permissions p WHERE p.name = ANY($2)
+			SELECT r.id, p.id FROM roles r, permissions p WHERE r.id = $1 AND p.name = ANY($2)
 			ON CONFLICT DO NOTHING`, r.id, perms); err != nil {
 			return fmt.Errorf("demo permissions of role %s: %w", r.name, err)
 		}
 	}
 	for _, u := range demoUsers {
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO users (id, slug, username) VALUES ($1, $2, $2)
-			ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, username = excluded.username`,
+			INSERT INTO users (id, slug, username) VALUES ($1, $2, $2) ON CONFLICT DO NOTHING`,
 			u.id, u.username); err != nil {
 			return fmt.Errorf("demo user %s: %w", u.username, err)
 		}
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO user_roles (user_id, role_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+			INSERT INTO user_roles (user_id, role_id)
+			SELECT u.id, r.id FROM users u, roles r WHERE u.id = $1 AND r.id = $2
+			ON CONFLICT DO NOTHING`,
 			u.id, u.role); err != nil {
 			return fmt.Errorf("demo role of user %s: %w", u.username, err)
 		}

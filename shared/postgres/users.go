@@ -24,8 +24,8 @@ var userOrders = map[string]string{
 }
 
 // Users returns a page of users with their roles and the holder of each one's live edit
-// lock, in one query; a second one counts the matches only when the page is empty past
-// the first row (the window count has no row to ride on).
+// lock, in one query; a second one counts the matches only when an empty page may hide
+// some (past the end, or limit 0), where the window count has no row to ride on.
 func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error) {
 	order, ok := userOrders[q.Order]
 	if q.Order == "" {
@@ -64,7 +64,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 		page.Users[i] = it.UserListItem
 		page.Total = it.Total
 	}
-	if len(items) == 0 && q.Offset > 0 {
+	if len(items) == 0 && (q.Offset > 0 || q.Limit == 0) {
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM users u `+where, args...).Scan(&page.Total); err != nil {
 			return catalog.UserPage{}, fmt.Errorf("count users: %w", err)
 		}

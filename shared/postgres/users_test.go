@@ -1,0 +1,351 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+// acctDB is a fresh database with the demo data (users admin 1, editor 2, member 3;
+// roles admin 1, editor 2, member 3 (default); the fifteen permissions, ids 1 to 15),
+// whose queries counter counts when it is not nil.
+func acctDB(t *testing.T, counter *postgres.QueryCounter) *testenv.DB {
+	t.Helper()
+	var opts []postgres.Option
+	if counter != nil {
+		opts = append(opts, postgres.WithTracer(counter))
+	}
+	db := testenv.NewDB(t, opts...)
+	if err := demo.Load(context.Background(), db.DB); err != nil {
+		t.Fatalf("demo data: %v", err)
+	}
+	return db
+}
+
+func acctExec(t *testing.T, db *testenv.DB, sql string, args ...any) {
+	t.Helper()
+	if _, err := db.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func acctInt(t *testing.T, db *testenv.DB, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// acctWant fails unless err has the code and message (a nil error when code is "").
+func acctWant(t *testing.T, err error, code apperr.Code, msg string) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Fatalf("error %v, want none", err)
+		}
+		return
+	}
+	e, ok := apperr.As(err)
+	if !ok || e.Code != code || (msg != "" && e.Message != msg) {
+		t.Fatalf("error %v, want %s %q", err, code, msg)
+	}
+}
+
+// acctRoles returns the ids of the roles of user id, by id.
+func acctRoles(t *testing.T, db *testenv.DB, id int64) []int64 {
+	t.Helper()
+	rows, _ := db.Pool.Query(context.Background(), `SELECT role_id FROM user_roles WHERE user_id = $1 ORDER BY role_id`, id)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func TestUsersList(t *testing.T) {
+	ctx := context.Background()
+	var counter postgres.QueryCounter
+	db := acctDB(t, &counter)
+	// Two more users, registered at known times, one with an image and a lock on them.
+	acctExec(t, db, `UPDATE users SET registered = ('2024-01-0' || id || ' 10:00Z')::timestamptz`)
+	acctExec(t, db, `INSERT INTO users (id, slug, username, registered, profile_image) VALUES
+		(10, 'zoe', 'Zoe', '2024-02-01 10:00Z', 'users/10/abc'),
+		(11, 'adam_50%', 'adam_50%', '2024-02-02 10:00Z', NULL)`)
+	acctExec(t, db, `INSERT INTO user_roles VALUES (10, 2), (10, 3), (11, 3)`)
+	acctExec(t, db, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (10, 2, now() + interval '1 hour'),
+		(11, 1, now() - interval '1 second')`)
+
+	ids := func(p catalog.UserPage) string {
+		s := ""
+		for _, u := range p.Users {
+			s += fmt.Sprintf("%d ", u.ID)
+		}
+		return s
+	}
+	tests := []struct {
+		name    string
+		q       catalog.UserQuery
+		want    string
+		total   int64
+		queries int64
+	}{
+		{"default order is name-asc, case-insensitive", catalog.UserQuery{Limit: 100}, "11 1 2 3 10 ", 5, 1},
+		{"name-desc", catalog.UserQuery{Order: catalog.UserOrderNameDesc, Limit: 100}, "10 3 2 1 11 ", 5, 1},
+		{"registered-asc", catalog.UserQuery{Order: catalog.UserOrderRegisteredAsc, Limit: 100}, "1 2 3 10 11 ", 5, 1},
+		{"registered-desc", catalog.UserQuery{Order: catalog.UserOrderRegisteredDesc, Limit: 100}, "11 10 3 2 1 ", 5, 1},
+		{"search is a case-insensitive substring", catalog.UserQuery{Search: "EM", Limit: 100}, "3 ", 1, 1},
+		{"search wildcards are literal", catalog.UserQuery{Search: "_50%", Limit: 100}, "11 ", 1, 1},
+		{"search for a lone wildcard", catalog.UserQuery{Search: "%", Limit: 100}, "11 ", 1, 1},
+		{"role filter", catalog.UserQuery{Role: 2, Limit: 100}, "2 10 ", 2, 1},
+		{"role filter and search", catalog.UserQuery{Role: 3, Search: "a", Limit: 100}, "11 ", 1, 1},
+		{"unknown role", catalog.UserQuery{Role: 999, Limit: 100}, "", 0, 1},
+		{"page", catalog.UserQuery{Limit: 2, Offset: 1}, "1 2 ", 5, 1},
+		{"page past the end keeps the total", catalog.UserQuery{Limit: 2, Offset: 7}, "", 5, 2},
+		{"limit 0", catalog.UserQuery{Limit: 0}, "", 5, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counter.Reset()
+			page, err := db.Users(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(page); got != tt.want || page.Total != tt.total {
+				t.Errorf("users %q total %d, want %q total %d", got, page.Total, tt.want, tt.total)
+			}
+			if page.Users == nil {
+				t.Error("users is nil, want an empty list")
+			}
+			if n := counter.Count(); n > tt.queries {
+				t.Errorf("%d queries, want at most %d", n, tt.queries)
+			}
+		})
+	}
+
+	page, err := db.Users(ctx, catalog.UserQuery{Search: "o", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]catalog.UserListItem{}
+	for _, u := range page.Users {
+		byID[u.ID] = u
+	}
+	zoe := byID[10]
+	if zoe.Lock == nil || *zoe.Lock != (catalog.LockHolder{ID: 2, Username: "editor"}) {
+		t.Errorf("Zoe's lock %+v, want editor", zoe.Lock)
+	}
+	if zoe.ProfileImage != "users/10/abc" || zoe.Slug != "zoe" || zoe.Registered.Month() != 2 {
+		t.Errorf("Zoe %+v", zoe)
+	}
+	if len(zoe.Roles) != 2 || zoe.Roles[0].Name != "editor" || zoe.Roles[1].Name != "member" || zoe.Roles[1].Description == "" {
+		t.Errorf("Zoe's roles %+v, want editor and member", zoe.Roles)
+	}
+	if page, _ := db.Users(ctx, catalog.UserQuery{Search: "adam", Limit: 1}); len(page.Users) != 1 ||
+		page.Users[0].Lock != nil || page.Users[0].ProfileImage != "" {
+		t.Errorf("adam %+v: want no lock (it expired) and profile image \"\"", page.Users)
+	}
+	if _, err := db.Users(ctx, catalog.UserQuery{Order: "age-asc"}); apperr.CodeOf(err) != apperr.Invalid {
+		t.Errorf("unknown order: %v, want invalid", err)
+	}
+}
+
+func TestUserDetail(t *testing.T) {
+	ctx := context.Background()
+	var counter postgres.QueryCounter
+	db := acctDB(t, &counter)
+	acctExec(t, db, `UPDATE roles SET description = NULL WHERE id = 2`)
+	acctExec(t, db, `INSERT INTO sessions (user_id, expires_at, revoked_at) VALUES
+		(1, now() + interval '1 day', NULL),
+		(2, now() + interval '1 day', now()),
+		(3, now() - interval '1 second', NULL)`)
+
+	tests := []struct {
+		id       int64
+		loggedIn bool
+		roles    int
+	}{
+		{1, true, 1},
+		{2, false, 1}, // revoked
+		{3, false, 1}, // expired
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.id), func(t *testing.T) {
+			counter.Reset()
+			u, err := db.User(ctx, tt.id, catalog.LockRequest{By: 1, TTL: 1e9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := counter.Count(); n != 1 {
+				t.Errorf("%d queries, want 1", n)
+			}
+			if u.ID != tt.id || u.LoggedIn != tt.loggedIn || len(u.Roles) != tt.roles || u.ProfileImage != nil {
+				t.Errorf("user %+v, want logged_in %v with %d role", u, tt.loggedIn, tt.roles)
+			}
+		})
+	}
+	u, _ := db.User(ctx, 2, catalog.LockRequest{})
+	if u.Roles[0].Description != nil {
+		t.Errorf("editor role description %q, want null", *u.Roles[0].Description)
+	}
+	_, err := db.User(ctx, 999, catalog.LockRequest{By: 1, TTL: 1e9})
+	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
+	if n := acctInt(t, db, `SELECT count(*) FROM user_locks WHERE user_id = 999`); n != 0 {
+		t.Errorf("%d locks on a missing user", n)
+	}
+}
+
+func TestEditUser(t *testing.T) {
+	ctx := context.Background()
+	db := acctDB(t, nil)
+	tests := []struct {
+		name      string
+		id        int64
+		edit      catalog.UserEdit
+		code      apperr.Code
+		msg       string
+		username  string // after the edit
+		roles     []int64
+		ageVerify bool
+	}{
+		{"rename and verify", 3, catalog.UserEdit{Username: "Member One", AgeVerified: true}, "", "", "Member One", []int64{3}, true},
+		{"username taken, case-insensitively", 3, catalog.UserEdit{Username: "ADMIN"}, apperr.Conflict, postgres.MsgUsernameTaken, "Member One", []int64{3}, true},
+		{"own username in another case", 3, catalog.UserEdit{Username: "member one", AgeVerified: true}, "", "", "member one", []int64{3}, true},
+		{"add a role", 3, catalog.UserEdit{Username: "member", AddedRoles: []int64{2, 2}}, "", "", "member", []int64{2, 3}, false},
+		{"unknown role changes nothing", 3, catalog.UserEdit{Username: "renamed", AgeVerified: true, AddedRoles: []int64{1, 99}}, apperr.Invalid, apperr.MsgMissingParams, "member", []int64{2, 3}, false},
+		{"unknown removed role changes nothing", 3, catalog.UserEdit{Username: "renamed", RemovedRoles: []int64{-1}}, apperr.Invalid, apperr.MsgMissingParams, "member", []int64{2, 3}, false},
+		{"remove then add", 3, catalog.UserEdit{Username: "member", AddedRoles: []int64{1}, RemovedRoles: []int64{1, 2}}, "", "", "member", []int64{1, 3}, false},
+		{"removing every role leaves the default", 3, catalog.UserEdit{Username: "member", RemovedRoles: []int64{1, 3}}, "", "", "member", []int64{3}, false},
+		{"removing the only role leaves the default", 2, catalog.UserEdit{Username: "editor", RemovedRoles: []int64{2}}, "", "", "editor", []int64{3}, false},
+		{"unknown user", 999, catalog.UserEdit{Username: "ghost"}, apperr.NotFound, apperr.MsgUserNotFound, "", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := db.EditUser(ctx, tt.id, 1, tt.edit)
+			acctWant(t, err, tt.code, tt.msg)
+			if tt.id == 999 {
+				return
+			}
+			u, err := db.User(ctx, tt.id, catalog.LockRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.Username != tt.username || u.AgeVerified != tt.ageVerify || fmt.Sprint(acctRoles(t, db, tt.id)) != fmt.Sprint(tt.roles) {
+				t.Errorf("user %s age_verified %v roles %v, want %s %v %v",
+					u.Username, u.AgeVerified, acctRoles(t, db, tt.id), tt.username, tt.ageVerify, tt.roles)
+			}
+		})
+	}
+
+	t.Run("no default role to fall back on", func(t *testing.T) {
+		acctExec(t, db, `UPDATE roles SET is_default = false`)
+		defer acctExec(t, db, `UPDATE roles SET is_default = true WHERE id = 3`)
+		err := db.EditUser(ctx, 2, 1, catalog.UserEdit{Username: "editor", RemovedRoles: []int64{3}})
+		if err == nil || apperr.CodeOf(err) != apperr.Internal {
+			t.Fatalf("error %v, want an internal error", err)
+		}
+		if got := acctRoles(t, db, 2); fmt.Sprint(got) != "[3]" {
+			t.Errorf("roles %v after a failed edit, want [3]", got)
+		}
+	})
+}
+
+func TestDeleteUserLeavesNoOrphans(t *testing.T) {
+	ctx := context.Background()
+	db := acctDB(t, nil)
+	const id = 2 // editor
+	acctExec(t, db, `UPDATE users SET profile_image = 'users/2/key' WHERE id = $1`, id)
+	acctExec(t, db, `INSERT INTO sessions (user_id, expires_at) VALUES ($1, now() + interval '1 day')`, id)
+	acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username)
+		VALUES ($1, 'github', '42', 'editor-gh')`, id)
+	acctExec(t, db, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES
+		(3, $1, now() + interval '1 hour'), ($1, 1, now() + interval '1 hour')`, id)
+	acctExec(t, db, `INSERT INTO contributor_locks (contributor_id, locked_by, expires_at)
+		SELECT id, $1, now() + interval '1 hour' FROM contributors ORDER BY id LIMIT 1`, id)
+	if n := acctInt(t, db, `SELECT count(*) FROM contributor_locks WHERE locked_by = $1`, id); n != 1 {
+		t.Fatalf("%d contributor locks before, want 1 (the demo has contributors)", n)
+	}
+
+	key, err := db.DeleteUser(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "users/2/key" {
+		t.Errorf("image key %q, want users/2/key", key)
+	}
+	orphans := acctInt(t, db, `SELECT
+		(SELECT count(*) FROM users WHERE id = $1) +
+		(SELECT count(*) FROM sessions WHERE user_id = $1) +
+		(SELECT count(*) FROM oauth_connections WHERE user_id = $1) +
+		(SELECT count(*) FROM user_roles WHERE user_id = $1) +
+		(SELECT count(*) FROM user_locks WHERE user_id = $1 OR locked_by = $1) +
+		(SELECT count(*) FROM contributor_locks WHERE locked_by = $1)`, id)
+	if orphans != 0 {
+		t.Errorf("%d rows still refer to the deleted user", orphans)
+	}
+	if n := acctInt(t, db, `SELECT count(*) FROM users`); n != 2 {
+		t.Errorf("%d users left, want 2", n)
+	}
+	_, err = db.DeleteUser(ctx, id)
+	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
+	if key, err := db.DeleteUser(ctx, 3); err != nil || key != "" {
+		t.Errorf("delete a user without image: key %q, error %v", key, err)
+	}
+}
+
+func TestLogoutUser(t *testing.T) {
+	ctx := context.Background()
+	db := acctDB(t, nil)
+	acctExec(t, db, `INSERT INTO sessions (user_id, expires_at) VALUES
+		(2, now() + interval '1 day'), (2, now() + interval '1 day'), (3, now() + interval '1 day')`)
+	if err := db.LogoutUser(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE user_id = 2 AND revoked_at IS NULL`); n != 0 {
+		t.Errorf("%d live sessions of the logged out user", n)
+	}
+	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE user_id = 3 AND revoked_at IS NULL`); n != 1 {
+		t.Errorf("%d live sessions of another user, want 1", n)
+	}
+	acctWant(t, db.LogoutUser(ctx, 999), apperr.NotFound, apperr.MsgUserNotFound)
+}
+
+func TestGrantRoleByName(t *testing.T) {
+	ctx := context.Background()
+	db := acctDB(t, nil)
+	tests := []struct {
+		user, role string
+		granted    bool
+		code       apperr.Code
+		msg        string
+	}{
+		{"Member", "admin", true, "", ""},
+		{"member", "admin", false, "", ""},
+		{"nobody", "admin", false, apperr.NotFound, apperr.MsgUserNotFound},
+		{"member", "overlord", false, apperr.NotFound, postgres.MsgRoleNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.user+" "+tt.role, func(t *testing.T) {
+			granted, err := db.GrantRoleByName(ctx, tt.user, tt.role)
+			acctWant(t, err, tt.code, tt.msg)
+			if granted != tt.granted {
+				t.Errorf("granted %v, want %v", granted, tt.granted)
+			}
+		})
+	}
+	if got := acctRoles(t, db, 3); fmt.Sprint(got) != "[1 3]" {
+		t.Errorf("member's roles %v, want [1 3]", got)
+	}
+	if id, err := db.UserIDByUsername(ctx, "EDITOR"); err != nil || id != 2 {
+		t.Errorf("UserIDByUsername(EDITOR) = %d, %v; want 2", id, err)
+	}
+}
