@@ -3,12 +3,30 @@ package app
 import (
 	"context"
 
+	"github.com/mediacatalog/service/shared/admincontributors"
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/adminroles"
+	"github.com/mediacatalog/service/shared/adminusers"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/publishers"
 	"github.com/mediacatalog/service/shared/tags"
 )
+
+func buildAdminUsers(ctx context.Context, a *App) ([]httpapi.Route, error) {
+	db, s, err := a.dbAndSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return adminusers.Routes(adminusers.Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL}), nil
+}
+
+func buildAdminContributors(ctx context.Context, a *App) ([]httpapi.Route, error) {
+	db, s, err := a.dbAndSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return admincontributors.Routes(admincontributors.Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL}), nil
+}
 
 // Variables every function reads (set in template.yaml's Globals).
 var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "DATABASE_URL", "DB_MAX_CONNS"}

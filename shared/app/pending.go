@@ -6,7 +6,5 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
-func buildOAuth(context.Context, *App) ([]httpapi.Route, error)             { return nil, nil }
-func buildCDN(context.Context, *App) ([]httpapi.Route, error)               { return nil, nil }
-func buildAdminUsers(context.Context, *App) ([]httpapi.Route, error)        { return nil, nil }
-func buildAdminContributors(context.Context, *App) ([]httpapi.Route, error) { return nil, nil }
+func buildOAuth(context.Context, *App) ([]httpapi.Route, error) { return nil, nil }
+func buildCDN(context.Context, *App) ([]httpapi.Route, error)   { return nil, nil }
