@@ -1,0 +1,252 @@
+// Package avatars stores and removes the pictures of users (profile images) and
+// contributors (avatars): it turns an upload into its two renditions, puts them in the
+// bucket, points the database row at them, removes what they replace, and tells the
+// cdn function about a user's change (Notifier).
+//
+// Writes happen in an order that never leaves the database pointing at missing
+// objects:
+//
+//	update: process the image -> put the new objects -> one statement points the row
+//	        at them (404 if the row is gone) -> delete the replaced objects -> notify
+//	delete: clear the row's reference -> delete its objects -> notify
+//
+// A failure before the row is pointed at the new objects deletes them again, so a
+// failed upload leaves nothing behind. Once the database change stands, the request
+// succeeds: failing to delete the replaced objects (orphans, logged) or to notify the
+// cdn (its cache entries expire within a minute, CloudFront's within a day) is logged.
+package avatars
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/s3store"
+)
+
+// ErrNoImage is the cause of deleting an image that does not exist (the spec answers
+// it with a 500).
+var ErrNoImage = errors.New("no stored image")
+
+// cleanupTimeout bounds the removal of objects once a request's outcome is decided; it
+// runs even when the request's context is cancelled.
+const cleanupTimeout = 30 * time.Second
+
+// Files is the bucket; *s3store.Store satisfies it.
+type Files interface {
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+	Delete(ctx context.Context, keys ...string) error
+}
+
+// Store holds the image references; *postgres.DB satisfies it. Each method returns the
+// reference it replaced ("" for none), and apperr.NotFound for an unknown row.
+type Store interface {
+	SetUserImage(ctx context.Context, id int64, ref string) (old string, err error)
+	ClearUserImage(ctx context.Context, id int64) (old string, err error)
+	SetContributorImage(ctx context.Context, id int64, ref string) (old string, err error)
+	ClearContributorImage(ctx context.Context, id int64) (old string, err error)
+}
+
+// Deps are what a Service needs.
+type Deps struct {
+	Files Files
+	Store Store
+	// Notifier tells the cdn function about changed profile images; nil tells nobody.
+	Notifier Notifier
+	// Limits bound the uploads (config.ImageMaxBytes, config.ImageMaxPixels).
+	Limits images.Limits
+	// FileService is config.FileService: unless set, the upload and delete routes
+	// answer 503 (Available). Removing the images of deleted records works regardless.
+	FileService bool
+}
+
+// Service stores and removes the images of users and contributors.
+type Service struct {
+	d Deps
+}
+
+// New returns a Service.
+func New(d Deps) *Service {
+	return &Service{d: d}
+}
+
+// Available reports apperr.Unavailable "This service is not handling file uploads."
+// unless this instance handles image uploads. The routes check it right after
+// authentication, before reading the request.
+func (s *Service) Available() error {
+	if !s.d.FileService {
+		return apperr.New(apperr.Unavailable, apperr.MsgNoFileService)
+	}
+	return nil
+}
+
+// MaxBodyBytes is the largest JSON body an upload route reads: the Base64 text of the
+// largest accepted image (4/3 of its size), room for MIME line breaks escaped in JSON,
+// and 64 KiB for a data URL prefix and the JSON around it. Larger bodies are 400.
+func (s *Service) MaxBodyBytes() int64 {
+	n := int64(s.d.Limits.MaxBytes)
+	if n <= 0 {
+		n = images.DefaultMaxBytes
+	}
+	return n*4/3 + n/16 + 64<<10
+}
+
+// owner is what differs between users and contributors.
+type owner struct {
+	kind   s3store.Owner
+	set    func(ctx context.Context, id int64, ref string) (string, error)
+	clear  func(ctx context.Context, id int64) (string, error)
+	notify bool // the cdn serves users' images only
+}
+
+func (s *Service) users() owner {
+	return owner{kind: s3store.Users, set: s.d.Store.SetUserImage, clear: s.d.Store.ClearUserImage, notify: true}
+}
+
+func (s *Service) contributors() owner {
+	return owner{kind: s3store.Contributors, set: s.d.Store.SetContributorImage, clear: s.d.Store.ClearContributorImage}
+}
+
+// UpdateUserImage makes encoded (Base64 or a data URL) user id's profile image. Bad
+// image data: apperr.Invalid, nothing stored; unknown user: apperr.NotFound.
+func (s *Service) UpdateUserImage(ctx context.Context, id int64, encoded string) error {
+	return s.update(ctx, s.users(), id, encoded)
+}
+
+// DeleteUserImage removes user id's profile image. Unknown user: apperr.NotFound; a
+// user without one: ErrNoImage.
+func (s *Service) DeleteUserImage(ctx context.Context, id int64) error {
+	return s.delete(ctx, s.users(), id)
+}
+
+// RemoveUserImage removes the objects of a deleted user's profile image (ref as the
+// users.profile_image column held it) and tells the cdn. Call it after the deletion
+// committed.
+func (s *Service) RemoveUserImage(ctx context.Context, ref string) error {
+	return s.remove(ctx, s.users(), ref)
+}
+
+// UpdateContributorAvatar makes encoded contributor id's avatar. Bad image data:
+// apperr.Invalid, nothing stored; unknown contributor: apperr.NotFound.
+func (s *Service) UpdateContributorAvatar(ctx context.Context, id int64, encoded string) error {
+	return s.update(ctx, s.contributors(), id, encoded)
+}
+
+// DeleteContributorAvatar removes contributor id's avatar. Unknown contributor:
+// apperr.NotFound; a contributor without one: ErrNoImage.
+func (s *Service) DeleteContributorAvatar(ctx context.Context, id int64) error {
+	return s.delete(ctx, s.contributors(), id)
+}
+
+// RemoveContributorAvatar removes the objects of a deleted contributor's avatar (ref
+// as contributors.image held it). Call it after the deletion committed.
+func (s *Service) RemoveContributorAvatar(ctx context.Context, ref string) error {
+	return s.remove(ctx, s.contributors(), ref)
+}
+
+func (s *Service) update(ctx context.Context, o owner, id int64, encoded string) error {
+	res, err := images.Process(encoded, s.d.Limits)
+	if err != nil {
+		return err
+	}
+	set, err := s3store.NewImageSet(o.kind, id, res.High.ContentType, res.High.Data, res.Scaled.Data)
+	if err != nil {
+		return err
+	}
+	if err := s.put(ctx, set, res); err != nil {
+		return errors.Join(fmt.Errorf("store image of %s %d: %w", o.kind, id, err), s.deleteSet(ctx, set))
+	}
+	old, err := o.set(ctx, id, set.Ref())
+	if err != nil {
+		// The row is unchanged: the new objects are nobody's.
+		if cerr := s.deleteSet(ctx, set); cerr != nil {
+			httpapi.Logger(ctx).Error("remove the objects of a failed upload", "ref", set.Ref(), "error", cerr.Error())
+		}
+		return err
+	}
+	s.afterChange(ctx, o, id, old)
+	return nil
+}
+
+// put stores both renditions at once.
+func (s *Service) put(ctx context.Context, set s3store.ImageSet, res images.Result) error {
+	var wg sync.WaitGroup
+	var highErr, scaledErr error
+	wg.Go(func() {
+		highErr = s.d.Files.Put(ctx, set.Key(s3store.High), res.High.Data, res.High.ContentType)
+	})
+	scaledErr = s.d.Files.Put(ctx, set.Key(s3store.Scaled), res.Scaled.Data, res.Scaled.ContentType)
+	wg.Wait()
+	return errors.Join(highErr, scaledErr)
+}
+
+func (s *Service) delete(ctx context.Context, o owner, id int64) error {
+	old, err := o.clear(ctx, id)
+	if err != nil {
+		return err
+	}
+	if old == "" {
+		return fmt.Errorf("delete image of %s %d: %w", o.kind, id, ErrNoImage)
+	}
+	s.afterChange(ctx, o, id, old)
+	return nil
+}
+
+func (s *Service) remove(ctx context.Context, o owner, ref string) error {
+	set, err := s3store.ParseRef(ref)
+	if err != nil {
+		return err
+	}
+	if set.Owner != o.kind {
+		return fmt.Errorf("remove image: %q is not a reference of %s", ref, o.kind)
+	}
+	if err := s.deleteSet(ctx, set); err != nil {
+		return err
+	}
+	if o.notify {
+		s.notify(ctx, set.ID)
+	}
+	return nil
+}
+
+// afterChange runs once the row's new reference stands: it removes the objects of
+// old and tells the cdn. Failures are logged, the change stands.
+func (s *Service) afterChange(ctx context.Context, o owner, id int64, old string) {
+	log := httpapi.Logger(ctx)
+	if old != "" {
+		if set, err := s3store.ParseRef(old); err != nil {
+			log.Warn("replaced image reference is not ours, its objects stay", "owner", string(o.kind), "id", id, "ref", old)
+		} else if err := s.deleteSet(ctx, set); err != nil {
+			log.Error("remove replaced image objects", "owner", string(o.kind), "id", id, "ref", old, "error", err.Error())
+		}
+	}
+	if o.notify {
+		s.notify(ctx, id)
+	}
+}
+
+// notify tells the cdn about user id, logging a failure.
+func (s *Service) notify(ctx context.Context, userID int64) {
+	if s.d.Notifier == nil {
+		return
+	}
+	if err := s.d.Notifier.AvatarChanged(context.WithoutCancel(ctx), userID); err != nil {
+		httpapi.Logger(ctx).Error("tell the cdn about a changed profile image", "user_id", userID, "error", err.Error())
+	}
+}
+
+// deleteSet removes the objects of set, also when ctx is already cancelled: by then
+// the outcome is decided and the objects must go.
+func (s *Service) deleteSet(ctx context.Context, set s3store.ImageSet) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := s.d.Files.Delete(ctx, set.Keys()...); err != nil {
+		return fmt.Errorf("remove %s: %w", set.Ref(), err)
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package avatars_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/avatars/avatartest"
+	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/s3store"
+	"github.com/mediacatalog/service/shared/s3store/s3test"
+)
+
+// recorder is a Notifier that records the users it is told about and fails when err
+// is set.
+type recorder struct {
+	mu    sync.Mutex
+	users []int64
+	err   error
+}
+
+func (r *recorder) AvatarChanged(_ context.Context, userID int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.users = append(r.users, userID)
+	return r.err
+}
+
+func (r *recorder) told() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.users)
+	r.users = nil
+	return out
+}
+
+type fixture struct {
+	db       *testenv.DB
+	files    *s3store.Store
+	notifier *recorder
+	svc      *avatars.Service
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	db := testenv.NewDB(t)
+	if err := demo.Load(context.Background(), db.DB); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{db: db, files: s3test.NewStore(t), notifier: &recorder{}}
+	f.svc = avatars.New(avatars.Deps{
+		Files: f.files, Store: db.DB, Notifier: f.notifier,
+		Limits: images.Limits{MaxBytes: 1 << 20, MaxPixels: 4_000_000}, FileService: true,
+	})
+	return f
+}
+
+func (f *fixture) keys(t *testing.T, prefix string) []string {
+	t.Helper()
+	keys, err := f.files.List(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+func (f *fixture) ref(t *testing.T, sql string, id int64) string {
+	t.Helper()
+	var ref *string
+	if err := f.db.Pool.QueryRow(context.Background(), sql, id).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	if ref == nil {
+		return ""
+	}
+	return *ref
+}
+
+const (
+	userRef        = `SELECT profile_image FROM users WHERE id = $1`
+	contributorRef = `SELECT image FROM contributors WHERE id = $1`
+)
+
+func TestUserImageLifecycle(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	id := demo.MemberUserID
+
+	// Two uploads of the same picture: each gets objects of its own, and the second
+	// removes the first's.
+	pic := avatartest.DataURL("image/png", avatartest.PNG(t, 300, 200, false))
+	var refs []string
+	for i := range 2 {
+		if err := f.svc.UpdateUserImage(ctx, id, pic); err != nil {
+			t.Fatalf("upload %d: %v", i, err)
+		}
+		ref := f.ref(t, userRef, id)
+		set, err := s3store.ParseRef(ref)
+		if err != nil {
+			t.Fatalf("upload %d stored %q: %v", i, ref, err)
+		}
+		if got := f.keys(t, "users/"); !slices.Equal(got, set.Keys()) {
+			t.Errorf("upload %d: objects %v, want exactly %v", i, got, set.Keys())
+		}
+		refs = append(refs, ref)
+	}
+	if refs[0] == refs[1] {
+		t.Errorf("both uploads stored under %s", refs[0])
+	}
+	if got := f.notifier.told(); !slices.Equal(got, []int64{id, id}) {
+		t.Errorf("cdn told about %v, want the user twice", got)
+	}
+
+	if err := f.svc.DeleteUserImage(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if ref := f.ref(t, userRef, id); ref != "" || len(f.keys(t, "")) != 0 {
+		t.Errorf("after delete: ref %q, objects %v", ref, f.keys(t, ""))
+	}
+	if got := f.notifier.told(); !slices.Equal(got, []int64{id}) {
+		t.Errorf("cdn told about %v after the delete, want the user", got)
+	}
+	if err := f.svc.DeleteUserImage(ctx, id); !errors.Is(err, avatars.ErrNoImage) || apperr.CodeOf(err) != apperr.Internal {
+		t.Errorf("deleting a missing image: %v, want ErrNoImage (internal)", err)
+	}
+	if err := f.svc.DeleteUserImage(ctx, 999999); apperr.CodeOf(err) != apperr.NotFound {
+		t.Errorf("deleting the image of an unknown user: %v, want not found", err)
+	}
+}
+
+// A failing notification does not fail the change: it is committed.
+func TestNotifierFailureKeepsTheChange(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.notifier.err = errors.New("cdn unreachable")
+	if err := f.svc.UpdateUserImage(ctx, demo.EditorUserID, avatartest.Base64(avatartest.JPEG(t, 64, 64))); err != nil {
+		t.Fatalf("update with a failing notifier: %v", err)
+	}
+	if f.ref(t, userRef, demo.EditorUserID) == "" || len(f.keys(t, "users/")) != 2 {
+		t.Error("the update did not stand")
+	}
+}
+
+func TestFailedUploadsStoreNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	good := avatartest.DataURL("image/png", avatartest.PNG(t, 50, 50, true))
+	tests := []struct {
+		name string
+		call func(svc *avatars.Service) error
+		code apperr.Code
+	}{
+		{"unknown user", func(svc *avatars.Service) error { return svc.UpdateUserImage(ctx, 999999, good) }, apperr.NotFound},
+		{"unknown contributor", func(svc *avatars.Service) error { return svc.UpdateContributorAvatar(ctx, 999999, good) }, apperr.NotFound},
+		{"bad image", func(svc *avatars.Service) error {
+			return svc.UpdateUserImage(ctx, demo.MemberUserID, "data:image/png;base64,AAAA")
+		}, apperr.Invalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.call(f.svc); apperr.CodeOf(err) != tc.code {
+				t.Errorf("error %v, want code %s", err, tc.code)
+			}
+			if keys := f.keys(t, ""); len(keys) != 0 {
+				t.Errorf("left objects %v", keys)
+			}
+			if got := f.notifier.told(); len(got) != 0 {
+				t.Errorf("cdn told about %v", got)
+			}
+		})
+	}
+
+	// S3 unreachable: an internal error, and the row keeps pointing at what it had.
+	if err := f.svc.UpdateUserImage(ctx, demo.MemberUserID, good); err != nil {
+		t.Fatal(err)
+	}
+	before := f.ref(t, userRef, demo.MemberUserID)
+	broken := avatars.New(avatars.Deps{Files: s3test.Unreachable(t), Store: f.db.DB, Notifier: f.notifier, FileService: true})
+	err := broken.UpdateUserImage(ctx, demo.MemberUserID, good)
+	if err == nil || apperr.CodeOf(err) != apperr.Internal {
+		t.Errorf("upload with S3 unreachable: %v, want an internal error", err)
+	}
+	if after := f.ref(t, userRef, demo.MemberUserID); after != before {
+		t.Errorf("the row moved from %q to %q", before, after)
+	}
+}
+
+func TestRemoveAfterDeletion(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	pic := avatartest.Base64(avatartest.PNG(t, 64, 64, false))
+	if err := f.svc.UpdateUserImage(ctx, demo.MemberUserID, pic); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.UpdateContributorAvatar(ctx, 1, pic); err != nil {
+		t.Fatal(err)
+	}
+	f.notifier.told()
+	userImage, contributorImage := f.ref(t, userRef, demo.MemberUserID), f.ref(t, contributorRef, 1)
+
+	// Each kind refuses the other's references, and references that are not ours.
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"user ref as avatar", f.svc.RemoveContributorAvatar(ctx, userImage)},
+		{"avatar ref as user image", f.svc.RemoveUserImage(ctx, contributorImage)},
+		{"foreign reference", f.svc.RemoveUserImage(ctx, "publishers/kodansha.png")},
+	} {
+		if tc.err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	if n := len(f.keys(t, "")); n != 4 {
+		t.Fatalf("%d objects, want 4 untouched", n)
+	}
+
+	if err := f.svc.RemoveUserImage(ctx, userImage); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.RemoveContributorAvatar(ctx, contributorImage); err != nil {
+		t.Fatal(err)
+	}
+	if keys := f.keys(t, ""); len(keys) != 0 {
+		t.Errorf("left objects %v", keys)
+	}
+	if got := f.notifier.told(); !slices.Equal(got, []int64{demo.MemberUserID}) {
+		t.Errorf("cdn told about %v, want the user only", got)
+	}
+}
+
+func TestAvailableAndBodyLimit(t *testing.T) {
+	on := avatars.New(avatars.Deps{FileService: true, Limits: images.Limits{MaxBytes: 3 << 20}})
+	off := avatars.New(avatars.Deps{})
+	if err := on.Available(); err != nil {
+		t.Errorf("file service: %v", err)
+	}
+	e, ok := apperr.As(off.Available())
+	if !ok || e.Code != apperr.Unavailable || e.Message != apperr.MsgNoFileService {
+		t.Errorf("not a file service: %v", off.Available())
+	}
+	// The Base64 of the largest image, in JSON, fits.
+	if n := on.MaxBodyBytes(); n < (3<<20)*4/3+1024 || n > 5<<20 {
+		t.Errorf("body limit %d for 3 MiB images", n)
+	}
+	if n := off.MaxBodyBytes(); n < images.DefaultMaxBytes*4/3 {
+		t.Errorf("default body limit %d", n)
+	}
+}

@@ -1,0 +1,184 @@
+package avatars
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/mediacatalog/service/shared/config"
+)
+
+// Notifier tells the cdn function that a user's profile image changed, so that it
+// drops its cached copies and invalidates CloudFront: the internal call of
+// POST /user/avatar/change/{id}.
+type Notifier interface {
+	AvatarChanged(ctx context.Context, userID int64) error
+}
+
+// notifyTimeout bounds one notification, a cold start of the cdn function included.
+const notifyTimeout = 10 * time.Second
+
+// changePath is the cdn route that a notification calls.
+func changePath(userID int64) string { return "/user/avatar/change/" + strconv.FormatInt(userID, 10) }
+
+// NewNotifier returns the notifier cfg.AvatarNotifier names: "lambda" invokes
+// cfg.CDNFunctionName, "http" posts to cfg.CDNURL. client is the HTTP client of the
+// http notifier (http.DefaultClient when nil).
+func NewNotifier(ctx context.Context, cfg config.Config, client *http.Client) (Notifier, error) {
+	switch cfg.AvatarNotifier {
+	case "lambda":
+		return NewLambdaNotifier(ctx, cfg)
+	case "http":
+		return NewHTTPNotifier(cfg.CDNURL, client)
+	}
+	return nil, fmt.Errorf("avatars: AVATAR_NOTIFIER %q is neither http nor lambda", cfg.AvatarNotifier)
+}
+
+// HTTPNotifier posts to the cdn routes over HTTP (the local stack).
+type HTTPNotifier struct {
+	base   string
+	client *http.Client
+}
+
+// NewHTTPNotifier returns a notifier posting to baseURL + /user/avatar/change/<id>.
+func NewHTTPNotifier(baseURL string, client *http.Client) (*HTTPNotifier, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("avatars: CDN_URL %q is not an http(s) URL", baseURL)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &HTTPNotifier{base: strings.TrimRight(baseURL, "/"), client: client}, nil
+}
+
+// AvatarChanged posts the change; anything but a 200 is an error.
+func (n *HTTPNotifier) AvatarChanged(ctx context.Context, userID int64) error {
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	target := n.base + changePath(userID)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+	if err != nil {
+		return fmt.Errorf("notify avatar change of user %d: %w", userID, err)
+	}
+	resp, err := n.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("notify avatar change of user %d: %w", userID, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("notify avatar change of user %d: POST %s answered %d: %s",
+			userID, target, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// LambdaInvoker is the part of the Lambda API the notifier uses; *lambda.Client
+// satisfies it.
+type LambdaInvoker interface {
+	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+// LambdaNotifier invokes the cdn function directly (AWS), with the API Gateway v2
+// event that POST /user/avatar/change/<id> would bring. The invocation is synchronous
+// (RequestResponse), so that a failing cdn function is seen and logged by the caller
+// rather than lost in the asynchronous queue; it takes a few milliseconds when the
+// function is warm.
+type LambdaNotifier struct {
+	client   LambdaInvoker
+	function string
+	now      func() time.Time
+}
+
+// NewLambdaNotifier returns a notifier invoking cfg.CDNFunctionName with a Lambda
+// client from the default AWS configuration; optFns adjust the client (tests point it
+// at a stand-in endpoint).
+func NewLambdaNotifier(ctx context.Context, cfg config.Config, optFns ...func(*lambda.Options)) (*LambdaNotifier, error) {
+	if cfg.CDNFunctionName == "" {
+		return nil, errors.New("avatars: CDN_FUNCTION_NAME is required when AVATAR_NOTIFIER=lambda")
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.AWSRegion))
+	if err != nil {
+		return nil, fmt.Errorf("avatars: load AWS configuration: %w", err)
+	}
+	return NewLambdaNotifierWithClient(lambda.NewFromConfig(awsCfg, optFns...), cfg.CDNFunctionName), nil
+}
+
+// NewLambdaNotifierWithClient returns a notifier invoking function through client.
+func NewLambdaNotifierWithClient(client LambdaInvoker, function string) *LambdaNotifier {
+	return &LambdaNotifier{client: client, function: function, now: time.Now}
+}
+
+// AvatarChanged invokes the cdn function and checks the status its response carries.
+func (n *LambdaNotifier) AvatarChanged(ctx context.Context, userID int64) error {
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	payload, err := json.Marshal(changeEvent(userID, n.now()))
+	if err != nil {
+		return fmt.Errorf("notify avatar change of user %d: encode event: %w", userID, err)
+	}
+	out, err := n.client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName:   aws.String(n.function),
+		InvocationType: types.InvocationTypeRequestResponse,
+		Payload:        payload,
+	})
+	if err != nil {
+		return fmt.Errorf("notify avatar change of user %d: invoke %s: %w", userID, n.function, err)
+	}
+	if out.FunctionError != nil {
+		return fmt.Errorf("notify avatar change of user %d: %s failed (%s): %.500s",
+			userID, n.function, aws.ToString(out.FunctionError), out.Payload)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out.Payload, &resp); err != nil {
+		return fmt.Errorf("notify avatar change of user %d: decode the response of %s: %w", userID, n.function, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("notify avatar change of user %d: %s answered %d: %.500s",
+			userID, n.function, resp.StatusCode, resp.Body)
+	}
+	return nil
+}
+
+// changeEvent is the API Gateway HTTP API (payload 2.0) event of
+// POST /user/avatar/change/<id>, as the cdn function's adapter expects it.
+func changeEvent(userID int64, now time.Time) events.APIGatewayV2HTTPRequest {
+	const route = "POST /user/avatar/change/{id}"
+	path := changePath(userID)
+	id := strconv.FormatInt(userID, 10)
+	return events.APIGatewayV2HTTPRequest{
+		Version:        "2.0",
+		RouteKey:       route,
+		RawPath:        path,
+		Headers:        map[string]string{"user-agent": "media-catalog-avatars", "content-length": "0"},
+		PathParameters: map[string]string{"id": id},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey:  route,
+			Stage:     "$default",
+			RequestID: "avatar-change-" + id + "-" + strconv.FormatInt(now.UnixNano(), 36),
+			Time:      now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
+			TimeEpoch: now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method:    http.MethodPost,
+				Path:      path,
+				Protocol:  "HTTP/1.1",
+				SourceIP:  "127.0.0.1",
+				UserAgent: "media-catalog-avatars",
+			},
+		},
+	}
+}
