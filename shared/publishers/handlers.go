@@ -1,0 +1,133 @@
+package publishers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// handlePublishers answers GET /publishers: a bare array of the client's publishers.
+// lang is accepted and, as the spec says, not used for filtering.
+func handlePublishers(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client, err := httpapi.Client(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		page, err := httpapi.Paging(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		order, err := httpapi.Order(r, "", catalog.PublisherOrders...)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		pubs, err := store.Publishers(r.Context(), catalog.PublisherFilter{
+			Client: client,
+			Search: httpapi.Search(r),
+			Order:  order,
+			Limit:  page.Limit,
+			Offset: page.Offset,
+		})
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, pubs)
+	})
+}
+
+// handlePublisher answers GET /publisher/slug/{slug}: the publisher's detail.
+func handlePublisher(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slug, err := httpapi.PathString(r, "slug")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		pub, err := store.PublisherBySlug(r.Context(), slug)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, pub)
+	})
+}
+
+// handleRandomPublisher answers GET /publisher/random: one of the client's publisher
+// slugs as a JSON string.
+func handleRandomPublisher(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client, err := httpapi.Client(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		slug, err := store.RandomPublisherSlug(r.Context(), client)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		httpapi.JSON(w, r, http.StatusOK, slug)
+	})
+}
+
+// publicationsPage is the paged envelope of GET /publisher/publications/{id}.
+type publicationsPage struct {
+	Publications []catalog.Publication `json:"publications"`
+	Max          int64                 `json:"max"`
+	From         int64                 `json:"from"`
+	To           int64                 `json:"to"`
+}
+
+// handlePublications answers GET /publisher/publications/{id}: a page of the
+// publisher's series in the client's catalog. An unknown publisher has none.
+func handlePublications(store Store) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := httpapi.PathInt(r, "id")
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		client, err := httpapi.Client(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		page, err := httpapi.Paging(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		order, err := httpapi.Order(r, catalog.PublisherOrderNameAsc, catalog.PublisherOrders...)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		lang := strings.TrimSpace(r.URL.Query().Get("user_lang"))
+		if lang == "" {
+			lang = catalog.DefaultLanguage
+		}
+		pubs, total, err := store.PublisherPublications(r.Context(), catalog.PublicationFilter{
+			Publisher: id,
+			Client:    client,
+			Search:    httpapi.Search(r),
+			Order:     order,
+			Language:  lang,
+			Limit:     page.Limit,
+			Offset:    page.Offset,
+		})
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		resp := publicationsPage{Publications: pubs}
+		resp.Max, resp.From, resp.To = page.Envelope(total, len(pubs))
+		httpapi.JSON(w, r, http.StatusOK, resp)
+	})
+}
