@@ -24,8 +24,8 @@ var userOrders = map[string]string{
 }
 
 // Users returns a page of users with their roles and the holder of each one's live edit
-// lock, in one query; a second one counts the matches only when an empty page may hide
-// some (past the end, or limit 0), where the window count has no row to ride on.
+// lock, and the number of all that match, in one query: the total comes from its own
+// aggregate so that a page past the end still reports it.
 func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error) {
 	order, ok := userOrders[q.Order]
 	if q.Order == "" {
@@ -35,39 +35,32 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 		return catalog.UserPage{}, apperr.MissingParams()
 	}
 	where, args := userFilter(q)
-	n := len(args)
 	sql := `
-		SELECT u.id, u.slug, u.username, u.age_verified, coalesce(u.profile_image, '') AS profile_image,
-		       u.registered,
-		       coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name,
-		                                             'description', coalesce(r.description, ''))
-		                          ORDER BY r.name, r.id) FILTER (WHERE r.id IS NOT NULL), '[]') AS roles,
-		       ` + lockHolder(userLocks, "u.id") + ` AS lock,
-		       count(*) OVER () AS total
-		FROM users u
-		LEFT JOIN user_roles ur ON ur.user_id = u.id
-		LEFT JOIN roles r ON r.id = ur.role_id
-		` + where + `
-		GROUP BY u.id
-		ORDER BY ` + order + fmt.Sprintf(`
-		LIMIT $%d OFFSET $%d`, n+1, n+2)
+		SELECT
+			(SELECT count(*) FROM users u ` + where + `) AS total,
+			coalesce((
+				SELECT jsonb_agg(jsonb_build_object(
+					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
+					'profile_image', coalesce(p.profile_image, ''), 'registered', p.registered,
+					'roles', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name,
+					                                     'description', coalesce(r.description, ''))
+					                  ORDER BY r.name, r.id), '[]')
+					          FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+					          WHERE ur.user_id = p.id),
+					'lock', ` + lockHolder(userLocks, "p.id") + `
+				) ORDER BY p.n)
+				FROM (
+					SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
+					       row_number() OVER (ORDER BY ` + order + `) AS n
+					FROM users u ` + where + `
+					ORDER BY ` + order + fmt.Sprintf(`
+					LIMIT $%d OFFSET $%d`, len(args)+1, len(args)+2) + `
+				) p
+			), '[]') AS users`
 	rows, _ := db.Pool.Query(ctx, sql, append(args, q.Limit, q.Offset)...)
-	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[struct {
-		catalog.UserListItem
-		Total int64
-	}])
+	page, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.UserPage])
 	if err != nil {
 		return catalog.UserPage{}, fmt.Errorf("list users: %w", err)
-	}
-	page := catalog.UserPage{Users: make([]catalog.UserListItem, len(items))}
-	for i, it := range items {
-		page.Users[i] = it.UserListItem
-		page.Total = it.Total
-	}
-	if len(items) == 0 && (q.Offset > 0 || q.Limit == 0) {
-		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM users u `+where, args...).Scan(&page.Total); err != nil {
-			return catalog.UserPage{}, fmt.Errorf("count users: %w", err)
-		}
 	}
 	return page, nil
 }
