@@ -1,0 +1,485 @@
+package cdn_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudfront"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/avatars/avatartest"
+	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/s3store"
+	"github.com/mediacatalog/service/shared/s3store/s3test"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// countingFiles is the real bucket, counting the reads that reach it.
+type countingFiles struct {
+	*s3store.Store
+	gets atomic.Int64
+}
+
+func (f *countingFiles) Get(ctx context.Context, key string) (s3store.Object, error) {
+	f.gets.Add(1)
+	return f.Store.Get(ctx, key)
+}
+
+// world is a database with the demo data and profile images in a bucket of the
+// test's own: user jpegUser has an opaque picture (stored as JPEG), pngUser one with
+// transparency (stored as PNG); the member has none.
+type world struct {
+	db                *testenv.DB
+	counter           *postgres.QueryCounter
+	files             *countingFiles
+	uploads           *avatars.Service
+	jpegUser, pngUser int64
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	ctx := context.Background()
+	counter := &postgres.QueryCounter{}
+	db := testenv.NewDB(t, postgres.WithTracer(counter))
+	if err := demo.Load(ctx, db.DB); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{db: db, counter: counter, files: &countingFiles{Store: s3test.NewStore(t)},
+		jpegUser: demo.AdminUserID, pngUser: demo.EditorUserID}
+	w.uploads = avatars.New(avatars.Deps{Files: w.files, Store: db.DB, FileService: true})
+	w.upload(t, w.jpegUser, avatartest.DataURL("image/jpeg", avatartest.JPEG(t, 900, 600)))
+	w.upload(t, w.pngUser, avatartest.Base64(avatartest.PNG(t, 300, 300, true)))
+	return w
+}
+
+func (w *world) upload(t *testing.T, id int64, img string) {
+	t.Helper()
+	if err := w.uploads.UpdateUserImage(context.Background(), id, img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// handler is the cdn group over the world, wrapped as the function serves it.
+func (w *world) handler(d cdn.Deps) http.Handler {
+	d.Users, d.Files = w.db.DB, w.files
+	return httpapi.Wrap(httpapi.NewMux(cdn.Routes(d)), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+}
+
+// costs returns the database queries and S3 reads since the last call.
+func (w *world) costs() (queries, gets int64) {
+	return w.counter.Reset(), w.files.gets.Swap(0)
+}
+
+func get(t *testing.T, h http.Handler, path string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := testenv.Request(http.MethodGet, path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return testenv.Do(t, h, req)
+}
+
+// checkImage asserts a served image: its type is what its bytes are, its size, and
+// the caching headers.
+func checkImage(t *testing.T, rec *httptest.ResponseRecorder, wantType string, wantSide int) {
+	t.Helper()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.Bytes()
+	sniffed, ok := images.Sniff(body)
+	if !ok || sniffed != wantType || rec.Header().Get("Content-Type") != sniffed {
+		t.Errorf("Content-Type %q, bytes are %q, want %q", rec.Header().Get("Content-Type"), sniffed, wantType)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if cfg.Width != wantSide || cfg.Height != wantSide {
+		t.Errorf("%dx%d, want %dx%d", cfg.Width, cfg.Height, wantSide, wantSide)
+	}
+	if got := rec.Header().Get("Cache-Control"); got != "public, max-age=300, s-maxage=86400" {
+		t.Errorf("Cache-Control %q", got)
+	}
+	if etag := rec.Header().Get("ETag"); len(etag) < 3 || etag[0] != '"' || etag[len(etag)-1] != '"' || strings.HasPrefix(etag, "W/") {
+		t.Errorf("ETag %q is not a strong tag", etag)
+	}
+	if got := rec.Header().Get("Content-Length"); got != strconv.Itoa(len(body)) {
+		t.Errorf("Content-Length %s, body %d bytes", got, len(body))
+	}
+}
+
+func TestServe(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	tests := []struct {
+		path     string
+		wantType string
+		wantSide int
+	}{
+		{fmt.Sprintf("/user/avatar/%d/high", w.jpegUser), images.TypeJPEG, 512},
+		{fmt.Sprintf("/user/avatar/%d/scaled", w.jpegUser), images.TypeJPEG, 128},
+		{fmt.Sprintf("/user/avatar/%d", w.jpegUser), images.TypeJPEG, 128},
+		{fmt.Sprintf("/user/avatar/%d/high", w.pngUser), images.TypePNG, 300}, // never upscaled
+		{fmt.Sprintf("/user/avatar/%d", w.pngUser), images.TypePNG, 128},
+		{fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID), images.TypePNG, 512}, // the default image
+		{fmt.Sprintf("/user/avatar/%d", demo.MemberUserID), images.TypePNG, 128},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			checkImage(t, get(t, h, tc.path), tc.wantType, tc.wantSide)
+		})
+	}
+	// The default image is the images package's.
+	rec := get(t, h, fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID))
+	if !bytes.Equal(rec.Body.Bytes(), images.DefaultAvatar(images.ResHigh).Data) {
+		t.Error("a user without an image did not get the default image")
+	}
+	// Both sizes of one user are different images.
+	high, scaled := get(t, h, fmt.Sprintf("/user/avatar/%d/high", w.jpegUser)), get(t, h, fmt.Sprintf("/user/avatar/%d", w.jpegUser))
+	if high.Header().Get("ETag") == scaled.Header().Get("ETag") {
+		t.Error("high and scaled share an ETag")
+	}
+}
+
+func TestServeErrors(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	tests := []struct {
+		path    string
+		status  int
+		message string
+	}{
+		{"/user/avatar/999999", 404, "User not found"},
+		{"/user/avatar/999999/high", 404, "User not found"},
+		{"/user/avatar/abc", 404, "User not found"},
+		{"/user/avatar/-1/high", 404, "User not found"},
+		{"/user/avatar/0", 404, "User not found"},
+		{"/user/avatar/99999999999999999999999", 404, "User not found"},
+		{"/user/avatar/1/medium", 400, "Required parameters missing"},
+		{"/user/avatar/1/HIGH", 400, "Required parameters missing"},
+		{"/user/avatar/abc/huge", 400, "Required parameters missing"},
+		{"/user/avatar/%20", 400, "Required parameters missing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := get(t, h, tc.path)
+			want := fmt.Sprintf(`{"data":%q,"code":%d}`, tc.message, tc.status)
+			if rec.Code != tc.status || strings.TrimSpace(rec.Body.String()) != want {
+				t.Errorf("%d %s, want %d %s", rec.Code, rec.Body, tc.status, want)
+			}
+			if rec.Header().Get("Cache-Control") != "" || rec.Header().Get("ETag") != "" {
+				t.Errorf("an error carries caching headers: %v", rec.Header())
+			}
+		})
+	}
+}
+
+func TestConditional(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	for _, path := range []string{fmt.Sprintf("/user/avatar/%d/high", w.jpegUser), fmt.Sprintf("/user/avatar/%d", demo.MemberUserID)} {
+		etag := get(t, h, path).Header().Get("ETag")
+		tests := []struct {
+			ifNoneMatch string
+			status      int
+		}{
+			{etag, http.StatusNotModified},
+			{"W/" + etag, http.StatusNotModified},
+			{`"other", ` + etag, http.StatusNotModified},
+			{"*", http.StatusNotModified},
+			{`"other"`, http.StatusOK},
+			{strings.Trim(etag, `"`), http.StatusOK}, // unquoted: not the tag
+		}
+		for _, tc := range tests {
+			t.Run(path+" "+tc.ifNoneMatch, func(t *testing.T) {
+				rec := get(t, h, path, "If-None-Match", tc.ifNoneMatch)
+				if rec.Code != tc.status {
+					t.Fatalf("status %d, want %d", rec.Code, tc.status)
+				}
+				if rec.Header().Get("ETag") != etag || rec.Header().Get("Cache-Control") == "" {
+					t.Errorf("headers %v", rec.Header())
+				}
+				if tc.status == http.StatusNotModified && rec.Body.Len() != 0 {
+					t.Errorf("304 with a %d-byte body", rec.Body.Len())
+				}
+			})
+		}
+	}
+}
+
+func TestCache(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	jpegHigh := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser)
+	jpegScaled := fmt.Sprintf("/user/avatar/%d", w.jpegUser)
+	member := fmt.Sprintf("/user/avatar/%d", demo.MemberUserID)
+	change := func(id int64) {
+		t.Helper()
+		if rec := testenv.Do(t, h, testenv.Request(http.MethodPost, fmt.Sprintf("/user/avatar/change/%d", id), nil)); rec.Code != 200 {
+			t.Fatalf("change: %d %s", rec.Code, rec.Body)
+		}
+	}
+	w.costs()
+	steps := []struct {
+		name           string
+		do             func()
+		queries, reads int64
+	}{
+		{"first request", func() { get(t, h, jpegHigh) }, 1, 1},
+		{"hot avatar", func() { get(t, h, jpegHigh) }, 0, 0},
+		{"hot avatar, conditional", func() { get(t, h, jpegHigh, "If-None-Match", `"x"`) }, 0, 0},
+		{"other resolution", func() { get(t, h, jpegScaled) }, 1, 1},
+		{"other resolution again", func() { get(t, h, jpegScaled) }, 0, 0},
+		{"default image", func() { get(t, h, member) }, 1, 0},
+		{"default image again", func() { get(t, h, member) }, 0, 0},
+		{"change drops both resolutions", func() { change(w.jpegUser); get(t, h, jpegHigh); get(t, h, jpegScaled) }, 2, 2},
+		{"the other user stays cached", func() { get(t, h, member) }, 0, 0},
+		{"unknown users are not cached", func() { get(t, h, "/user/avatar/999999"); get(t, h, "/user/avatar/999999") }, 2, 0},
+	}
+	for _, s := range steps {
+		s.do()
+		if q, g := w.costs(); q != s.queries || g != s.reads {
+			t.Errorf("%s: %d queries and %d S3 reads, want %d and %d", s.name, q, g, s.queries, s.reads)
+		}
+	}
+
+	// A change reaches the next request of this container at once.
+	before := get(t, h, jpegHigh).Header().Get("ETag")
+	w.upload(t, w.jpegUser, avatartest.Base64(avatartest.PNG(t, 200, 200, true)))
+	if got := get(t, h, jpegHigh).Header().Get("ETag"); got != before {
+		t.Fatalf("served a new image before the change notification")
+	}
+	change(w.jpegUser)
+	checkImage(t, get(t, h, jpegHigh), images.TypePNG, 200)
+}
+
+func TestCacheBounds(t *testing.T) {
+	w := newWorld(t)
+	w.upload(t, demo.MemberUserID, avatartest.Base64(avatartest.JPEG(t, 800, 800)))
+	a, b := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser), fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID)
+	sizeA, sizeB := get(t, w.handler(cdn.Deps{}), a).Body.Len(), get(t, w.handler(cdn.Deps{}), b).Body.Len()
+	if min(sizeA, sizeB) < 4096 {
+		t.Fatalf("test images too small: %d and %d bytes", sizeA, sizeB)
+	}
+	tests := []struct {
+		name  string
+		deps  cdn.Deps
+		paths []string
+		// queries of each request
+		want []int64
+	}{
+		{"no cache", cdn.Deps{}, []string{a, a}, []int64{1, 1}},
+		{"room for one image: the least recently used goes", cdn.Deps{CacheBytes: int64(max(sizeA, sizeB) + 1024)},
+			[]string{a, a, b, b, a}, []int64{1, 0, 1, 0, 1}},
+		{"room for both", cdn.Deps{CacheBytes: int64(sizeA + sizeB + 4096)},
+			[]string{a, b, a, b}, []int64{1, 1, 0, 0}},
+		{"entries expire", cdn.Deps{CacheBytes: 1 << 20, CacheTTL: time.Nanosecond}, []string{a, a}, []int64{1, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := w.handler(tc.deps)
+			w.costs()
+			for i, p := range tc.paths {
+				get(t, h, p)
+				if q, _ := w.costs(); q != tc.want[i] {
+					t.Errorf("request %d (%s): %d queries, want %d", i, p, q, tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// A reference whose objects are gone is served the default image, uncached, and
+// logged; a reference that changed meanwhile is followed.
+func TestMissingObjects(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.SetUserImage(ctx, demo.MemberUserID, set.Ref()); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID)
+	w.costs()
+	for range 2 {
+		rec := get(t, h, path)
+		checkImage(t, rec, images.TypePNG, 512)
+		if q, g := w.costs(); q != 2 || g != 1 {
+			t.Errorf("%d queries and %d reads, want 2 (the reference read twice) and 1, uncached", q, g)
+		}
+	}
+}
+
+// cloudFront speaks CloudFront's CreateInvalidation (REST-XML).
+type cloudFront struct {
+	mu      sync.Mutex
+	dist    string
+	batches [][]string
+	fail    bool
+}
+
+func (c *cloudFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail || r.Method != http.MethodPost || r.URL.Path != "/2020-05-31/distribution/"+c.dist+"/invalidation" {
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `<?xml version="1.0"?><ErrorResponse xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Error><Type>Sender</Type><Code>NoSuchDistribution</Code><Message>The specified distribution does not exist.</Message></Error><RequestId>r1</RequestId></ErrorResponse>`)
+		return
+	}
+	var batch struct {
+		CallerReference string   `xml:"CallerReference"`
+		Quantity        int      `xml:"Paths>Quantity"`
+		Paths           []string `xml:"Paths>Items>Path"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	if err := xml.Unmarshal(body, &batch); err != nil || batch.CallerReference == "" || batch.Quantity != len(batch.Paths) {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	c.batches = append(c.batches, batch.Paths)
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("Location", "https://cloudfront.amazonaws.com/2020-05-31/distribution/"+c.dist+"/invalidation/I1")
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `<?xml version="1.0"?><Invalidation xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Id>I1</Id><Status>InProgress</Status><CreateTime>2025-05-13T10:00:00Z</CreateTime>%s</Invalidation>`,
+		strings.TrimPrefix(string(body), `<?xml version="1.0" encoding="UTF-8"?>`))
+}
+
+func TestChange(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	cf := &cloudFront{dist: "E2EXAMPLE12345"}
+	srv := httptest.NewServer(cf)
+	defer srv.Close()
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"CLOUDFRONT_DISTRIBUTION_ID": cf.dist}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := cdn.NewCloudFront(ctx, cfg, func(o *cloudfront.Options) {
+		o.BaseEndpoint = aws.String(srv.URL)
+		o.Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
+		o.RetryMaxAttempts = 1
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, Invalidator: inv})
+	tests := []struct {
+		path      string
+		fail      bool
+		status    int
+		message   string
+		wantPaths []string
+	}{
+		{"/user/avatar/change/3", false, 200, "Success", []string{"/user/avatar/3", "/user/avatar/3/*"}},
+		{"/user/avatar/change/999999", false, 200, "Success", []string{"/user/avatar/999999", "/user/avatar/999999/*"}},
+		{"/user/avatar/change/abc", false, 400, "Required parameters missing", nil},
+		{"/user/avatar/change/0", false, 400, "Required parameters missing", nil},
+		{"/user/avatar/change/%20", false, 400, "Required parameters missing", nil},
+		{"/user/avatar/change/3", true, 500, "Internal server error", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			cf.mu.Lock()
+			cf.fail, cf.batches = tc.fail, nil
+			cf.mu.Unlock()
+			rec := testenv.Do(t, h, testenv.Request(http.MethodPost, tc.path, nil))
+			want := fmt.Sprintf(`{"data":%q,"code":%d}`, tc.message, tc.status)
+			if rec.Code != tc.status || strings.TrimSpace(rec.Body.String()) != want {
+				t.Errorf("%d %s, want %s", rec.Code, rec.Body, want)
+			}
+			cf.mu.Lock()
+			defer cf.mu.Unlock()
+			if tc.wantPaths == nil && len(cf.batches) != 0 {
+				t.Errorf("invalidated %v", cf.batches)
+			}
+			if tc.wantPaths != nil && (len(cf.batches) != 1 || strings.Join(cf.batches[0], " ") != strings.Join(tc.wantPaths, " ")) {
+				t.Errorf("invalidated %v, want %v", cf.batches, tc.wantPaths)
+			}
+		})
+	}
+	if _, err := cdn.NewCloudFront(ctx, config.Config{}); err == nil {
+		t.Error("a CloudFront invalidator without a distribution was made")
+	}
+}
+
+// TestEvents runs each route's event from events/cdn through the Lambda entry: the
+// image survives the adapter byte for byte (Base64 in the response).
+func TestEvents(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	// The events name demo user 3, the member: give them a picture.
+	w.upload(t, demo.MemberUserID, avatartest.Base64(avatartest.JPEG(t, 1024, 768)))
+	tests := []struct {
+		event string
+		path  string // the same request through the handler
+		side  int
+	}{
+		{"get-avatar-res.json", "/user/avatar/3/high", 512},
+		{"get-avatar.json", "/user/avatar/3", 128},
+	}
+	for _, tc := range tests {
+		t.Run(tc.event, func(t *testing.T) {
+			direct := get(t, h, tc.path)
+			checkImage(t, direct, images.TypeJPEG, tc.side)
+			ev := testenv.Event(t, "cdn/"+tc.event)
+			resp := testenv.Invoke(t, h, ev)
+			body := testenv.ResponseBody(t, resp)
+			if resp.StatusCode != 200 || !resp.IsBase64Encoded || !bytes.Equal(body, direct.Body.Bytes()) {
+				t.Fatalf("status %d, base64 %v, %d bytes; want 200, base64, the %d bytes the handler serves",
+					resp.StatusCode, resp.IsBase64Encoded, len(body), direct.Body.Len())
+			}
+			if resp.Headers["Content-Type"] != images.TypeJPEG || resp.Headers["Etag"]+resp.Headers["ETag"] != direct.Header().Get("ETag") {
+				t.Errorf("headers %v", resp.Headers)
+			}
+			// A conditional request through the adapter.
+			ev.Headers["if-none-match"] = direct.Header().Get("ETag")
+			resp = testenv.Invoke(t, h, ev)
+			if resp.StatusCode != http.StatusNotModified || resp.Body != "" {
+				t.Errorf("conditional: status %d, body %q", resp.StatusCode, resp.Body)
+			}
+		})
+	}
+	t.Run("change-avatar.json", func(t *testing.T) {
+		get(t, h, "/user/avatar/3")
+		w.costs()
+		resp := testenv.Invoke(t, h, testenv.Event(t, "cdn/change-avatar.json"))
+		if resp.StatusCode != 200 || strings.TrimSpace(resp.Body) != `{"data":"Success","code":200}` {
+			t.Fatalf("%d %s", resp.StatusCode, resp.Body)
+		}
+		get(t, h, "/user/avatar/3")
+		if q, g := w.costs(); q != 1 || g != 1 {
+			t.Errorf("after the change: %d queries, %d reads; want the cache dropped", q, g)
+		}
+	})
+}

@@ -1,0 +1,58 @@
+package cdn
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudfront"
+	"github.com/aws/aws-sdk-go-v2/service/cloudfront/types"
+
+	"github.com/mediacatalog/service/shared/config"
+)
+
+// CloudFront invalidates paths of one distribution.
+type CloudFront struct {
+	client       *cloudfront.Client
+	distribution string
+}
+
+// NewCloudFront returns an invalidator of cfg.CloudFrontDistID with a client from the
+// default AWS configuration; optFns adjust the client (tests point it at a stand-in).
+// Build it only when the distribution id is set.
+func NewCloudFront(ctx context.Context, cfg config.Config, optFns ...func(*cloudfront.Options)) (*CloudFront, error) {
+	if cfg.CloudFrontDistID == "" {
+		return nil, errors.New("cdn: CLOUDFRONT_DISTRIBUTION_ID is not set")
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.AWSRegion))
+	if err != nil {
+		return nil, fmt.Errorf("cdn: load AWS configuration: %w", err)
+	}
+	return &CloudFront{client: cloudfront.NewFromConfig(awsCfg, optFns...), distribution: cfg.CloudFrontDistID}, nil
+}
+
+// Invalidate creates one invalidation of paths.
+func (c *CloudFront) Invalidate(ctx context.Context, paths ...string) error {
+	var nonce [6]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return fmt.Errorf("cdn: invalidation reference: %w", err)
+	}
+	ref := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + hex.EncodeToString(nonce[:])
+	_, err := c.client.CreateInvalidation(ctx, &cloudfront.CreateInvalidationInput{
+		DistributionId: aws.String(c.distribution),
+		InvalidationBatch: &types.InvalidationBatch{
+			CallerReference: aws.String(ref),
+			Paths:           &types.Paths{Quantity: aws.Int32(int32(len(paths))), Items: paths},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("cdn: invalidate %v in distribution %s: %w", paths, c.distribution, err)
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+// Package cdn is the cdn route group: users' profile images at two resolutions, and
+// the internal route that invalidates them. No authentication.
+//
+// Images are served from the bucket, or the default image for a user without one,
+// with a strong ETag (If-None-Match answers 304) and
+// "Cache-Control: public, max-age=300, s-maxage=86400": avatar URLs are not
+// versioned, so browsers keep an image five minutes and CloudFront a day; a change
+// invalidates CloudFront's copies. Each container also keeps recently served images in
+// memory (bounded in bytes, each entry for CacheTTL), the database lookup included, so
+// a hot avatar costs neither a database nor an S3 round trip. POST
+// /user/avatar/change/{id} drops a user's entries only in the container it reaches;
+// other warm containers serve their copy until it expires, which is why entries live
+// one minute only.
+package cdn
+
+import (
+	"context"
+	"time"
+
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/s3store"
+)
+
+// DefaultCacheTTL is how long a container serves a cached image without looking again.
+const DefaultCacheTTL = time.Minute
+
+// Users finds profile images; *postgres.DB satisfies it.
+type Users interface {
+	// UserImage returns the user's image reference ("" for none); apperr.NotFound for
+	// an unknown user.
+	UserImage(ctx context.Context, id int64) (string, error)
+}
+
+// Files reads the bucket; *s3store.Store satisfies it.
+type Files interface {
+	Get(ctx context.Context, key string) (s3store.Object, error)
+}
+
+// Invalidator drops paths from the CDN in front of the function; *CloudFront
+// satisfies it.
+type Invalidator interface {
+	Invalidate(ctx context.Context, paths ...string) error
+}
+
+// Deps are what the group needs.
+type Deps struct {
+	Users Users
+	Files Files
+	// CacheBytes bounds the in-container image cache (config.CDNCacheBytes); 0 turns
+	// it off.
+	CacheBytes int64
+	// CacheTTL is how long a cached image is served (DefaultCacheTTL when 0).
+	CacheTTL time.Duration
+	// Invalidator, when set, is told about every change (CloudFront when
+	// CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
+	Invalidator Invalidator
+}
+
+// Routes is the group's whole API.
+func Routes(d Deps) []httpapi.Route {
+	ttl := d.CacheTTL
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	c := newCache(d.CacheBytes, ttl, time.Now)
+	avatar := handleAvatar(d.Users, d.Files, c, newDefaults())
+	return []httpapi.Route{
+		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
+		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(c, d.Invalidator)},
+	}
+}
