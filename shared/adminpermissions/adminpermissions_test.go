@@ -1,0 +1,230 @@
+package adminpermissions_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/adminpermissions"
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var (
+	_ adminpermissions.Store = (*postgres.DB)(nil)
+	_ adminpermissions.Guard = (*auth.Sessions)(nil)
+)
+
+// server is the group's handler over a database with the demo data (permissions 1 to
+// 15: view-users 1 ... delete-contributors 15), and the demo admin's cookie.
+type server struct {
+	h       http.Handler
+	db      *testenv.DB
+	cfg     config.Config
+	counter *postgres.QueryCounter
+	admin   *http.Cookie
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	counter := &postgres.QueryCounter{}
+	db := testenv.NewDB(t, postgres.WithTracer(counter))
+	if err := demo.Load(context.Background(), db.DB); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testenv.AuthConfig(t)
+	sessions := testenv.NewSessions(t, db, cfg)
+	routes := adminpermissions.Routes(adminpermissions.Deps{Store: db.DB, Auth: sessions})
+	return &server{
+		h:       httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		db:      db,
+		cfg:     cfg,
+		counter: counter,
+		admin:   testenv.SessionCookie(t, sessions, demo.AdminUserID),
+	}
+}
+
+func (s *server) do(t *testing.T, method, target string, body any) (int, []byte) {
+	t.Helper()
+	rec := testenv.Do(t, s.h, testenv.Request(method, target, body, s.admin))
+	return rec.Code, rec.Body.Bytes()
+}
+
+func (s *server) text(t *testing.T, sql string, args ...any) string {
+	t.Helper()
+	var out string
+	if err := s.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&out); err != nil {
+		t.Fatalf("query %.80q: %v", sql, err)
+	}
+	return out
+}
+
+// permissions is every permission and grant, as JSON.
+func (s *server) permissions(t *testing.T) string {
+	t.Helper()
+	return s.text(t, `SELECT jsonb_build_object(
+		'p', (SELECT jsonb_agg(to_jsonb(p) ORDER BY p.id) FROM permissions p),
+		'g', (SELECT jsonb_agg(to_jsonb(g) ORDER BY g.role_id, g.permission_id) FROM role_permissions g))::text`)
+}
+
+func message(t *testing.T, body []byte) httpapi.Response {
+	t.Helper()
+	var r httpapi.Response
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatalf("body %s: %v", body, err)
+	}
+	return r
+}
+
+func TestReadPermissions(t *testing.T) {
+	s := newServer(t)
+	tests := []struct {
+		target string
+		status int
+		want   string // a substring of the body
+	}{
+		{"/admin-permissions", 200, `{"id":14,"name":"add-contributors","description":"Add contributors"}`},
+		{"/admin-permissions/id/1", 200, `{"id":1,"name":"view-users","description":"View the list and details of user accounts"}`},
+		{"/admin-permissions/id/999", 404, `{"data":"Permission not found","code":404}`},
+		{"/admin-permissions/id/one", 400, `{"data":"Required parameters missing","code":400}`},
+		{"/admin-permissions/id/0", 400, `{"data":"Required parameters missing","code":400}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			s.counter.Reset()
+			status, body := s.do(t, http.MethodGet, tt.target, nil)
+			if status != tt.status || !strings.Contains(string(body), tt.want) {
+				t.Fatalf("%d %s, want %d with %s", status, body, tt.status, tt.want)
+			}
+			if n := s.counter.Count(); n > 2 {
+				t.Errorf("%d database round trips, want at most 2", n)
+			}
+		})
+	}
+}
+
+func TestWritePermissions(t *testing.T) {
+	s := newServer(t)
+	tests := []struct {
+		name   string
+		method string
+		target string
+		body   any
+		status int
+		msg    string
+	}{
+		{"edit", "POST", "/admin-permissions/edit/15", `{"name":" delete-contributors ","description":"Delete them"}`, 200, adminpermissions.MsgPermissionUpdated},
+		{"edit to a taken name", "POST", "/admin-permissions/edit/15", `{"name":"view-users","description":"x"}`, 409, "Permission with the same name already exists"},
+		{"edit unknown", "POST", "/admin-permissions/edit/999", `{"name":"x","description":"x"}`, 404, "Permission not found"},
+		{"edit without description", "POST", "/admin-permissions/edit/15", `{"name":"x"}`, 400, apperr.MsgMissingParams},
+		{"edit with a blank name", "POST", "/admin-permissions/edit/15", `{"name":"","description":"x"}`, 400, apperr.MsgMissingParams},
+		{"edit with a numeric description", "POST", "/admin-permissions/edit/15", `{"name":"x","description":1}`, 400, apperr.MsgMissingParams},
+		{"edit malformed JSON", "POST", "/admin-permissions/edit/15", `{`, 400, apperr.MsgMissingParams},
+		{"edit id not a number", "POST", "/admin-permissions/edit/1.0", `{"name":"x","description":"x"}`, 400, apperr.MsgMissingParams},
+		{"add", "POST", "/admin-permissions/add", `{"name":"view-series","description":"View series"}`, 200, adminpermissions.MsgPermissionAdded},
+		{"add a taken name", "POST", "/admin-permissions/add", `{"name":"view-series","description":"again"}`, 409, "Permission with the same name already exists"},
+		{"add without name", "POST", "/admin-permissions/add", `{"description":"x"}`, 400, apperr.MsgMissingParams},
+		{"add with a boolean name", "POST", "/admin-permissions/add", `{"name":true,"description":"x"}`, 400, apperr.MsgMissingParams},
+		{"add an array", "POST", "/admin-permissions/add", `[{"name":"x","description":"x"}]`, 400, apperr.MsgMissingParams},
+		{"add no body", "POST", "/admin-permissions/add", nil, 400, apperr.MsgMissingParams},
+		{"delete unknown", "DELETE", "/admin-permissions/delete/999", nil, 404, "Permission not found"},
+		{"delete id not a number", "DELETE", "/admin-permissions/delete/abc", nil, 400, apperr.MsgMissingParams},
+		{"delete", "DELETE", "/admin-permissions/delete/1", nil, 200, adminpermissions.MsgPermissionDeleted},
+		{"delete again", "DELETE", "/admin-permissions/delete/1", nil, 404, "Permission not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.permissions(t)
+			status, body := s.do(t, tt.method, tt.target, tt.body)
+			if status != tt.status || message(t, body).Data != tt.msg {
+				t.Fatalf("%d %s, want %d %q", status, body, tt.status, tt.msg)
+			}
+			if status != 200 && s.permissions(t) != before {
+				t.Error("a refused write changed the permissions")
+			}
+		})
+	}
+	if got := s.text(t, `SELECT name || '|' || description FROM permissions WHERE id = 15`); got != "delete-contributors|Delete them" {
+		t.Errorf("edited permission %q", got)
+	}
+	if got := s.text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 1`); got != "0" {
+		t.Errorf("%s roles still grant the deleted permission", got)
+	}
+}
+
+// TestParallelPermissionEdits: two admins rename two permissions to the same name at
+// once, twenty times: one gets 200, the other 409, never a 500.
+func TestParallelPermissionEdits(t *testing.T) {
+	s := newServer(t)
+	for round := range 20 {
+		name := fmt.Sprintf("perm-%d", round)
+		var wg sync.WaitGroup
+		statuses := make([]int, 2)
+		for i, id := range []int{14, 15} {
+			wg.Go(func() {
+				statuses[i], _ = s.do(t, http.MethodPost, fmt.Sprintf("/admin-permissions/edit/%d", id),
+					map[string]string{"name": name, "description": "raced"})
+			})
+		}
+		wg.Wait()
+		if !(statuses[0] == 200 && statuses[1] == 409 || statuses[0] == 409 && statuses[1] == 200) {
+			t.Fatalf("round %d: statuses %v, want one 200 and one 409", round, statuses)
+		}
+	}
+}
+
+func TestPermissionMatrix(t *testing.T) {
+	s := newServer(t)
+	rows := testenv.AuthMatrix{
+		Handler: s.h,
+		DB:      s.db,
+		Config:  s.cfg,
+		Routes: []testenv.AuthRoute{
+			{Method: http.MethodGet, Path: "/admin-permissions", Permission: auth.PermViewPermissions},
+			{Method: http.MethodGet, Path: "/admin-permissions/id/2", Permission: auth.PermViewPermissions},
+			{Method: http.MethodPost, Path: "/admin-permissions/edit/12", Body: map[string]any{"name": "view-contributors", "description": "View"}, Permission: auth.PermEditPermissions, Message: adminpermissions.MsgPermissionUpdated},
+			{Method: http.MethodPost, Path: "/admin-permissions/add", Body: map[string]any{"name": "matrix", "description": "added"}, Permission: auth.PermAddPermissions, Message: adminpermissions.MsgPermissionAdded},
+			{Method: http.MethodDelete, Path: "/admin-permissions/delete/15", Permission: auth.PermDeletePermissions, Message: adminpermissions.MsgPermissionDeleted},
+		},
+	}.Run(t)
+	t.Logf("permission matrix: %d rows (5 routes x 8 cases)", rows)
+	if rows != 40 {
+		t.Errorf("%d rows, want 40", rows)
+	}
+}
+
+func TestLambdaEvents(t *testing.T) {
+	s := newServer(t)
+	tests := []struct {
+		event string
+		want  string // a substring of the body
+	}{
+		{"list-permissions.json", `"name":"view-users"`},
+		{"get-permission.json", `"name":"view-users"`},
+		{"edit-permission.json", adminpermissions.MsgPermissionUpdated},
+		{"add-permission.json", adminpermissions.MsgPermissionAdded},
+		{"delete-permission.json", adminpermissions.MsgPermissionDeleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.event, func(t *testing.T) {
+			resp := testenv.Invoke(t, s.h, testenv.AuthEvent(t, "admin-permissions/"+tt.event, s.admin))
+			body := testenv.ResponseBody(t, resp)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tt.want) {
+				t.Fatalf("%d %s, want 200 with %s", resp.StatusCode, body, tt.want)
+			}
+		})
+	}
+}
