@@ -1,0 +1,83 @@
+package oauth
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/dynamo"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// handleLinkStart serves GET /auth/oauth/link/{provider}: with a valid refreshToken
+// cookie, 302 to the provider's consent page with a state bound to the user; 400
+// Unsupported provider, 401 without a valid cookie, 404 when the user is gone.
+func handleLinkStart(f *flows, sessions Sessions) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := f.provider(r)
+		if !ok {
+			httpapi.Error(w, r, unsupported())
+			return
+		}
+		user, err := sessions.Authenticate(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		f.begin(w, r, p, dynamo.FlowLink, user.UserID)
+	})
+}
+
+// handleLinkCallback serves GET /auth/oauth/link/{provider}/callback: the state must
+// be a link state of this provider bound to the user of the refreshToken cookie; the
+// provider account must not be linked to another user (provider_in_use) and the user
+// must not have the provider yet (already_linked). Success redirects to
+// /settings?link_success=<provider>, failure to /settings?link_error=<reason>.
+func handleLinkCallback(f *flows, store Store, sessions Sessions) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		provider, err := linkCallback(w, r, f, store, sessions)
+		if err != nil {
+			f.failed(w, r, settingsPage, "link_error", err)
+			return
+		}
+		f.redirect(w, settingsPage, url.Values{"link_success": {provider}})
+	})
+}
+
+func linkCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store, sessions Sessions) (string, *callbackError) {
+	p, ok := f.provider(r)
+	if !ok {
+		return "", fail(ReasonUnsupportedProvider, fmt.Errorf("link callback of provider %q", r.PathValue("provider")))
+	}
+	st, cerr := f.consume(w, r, p.Name(), dynamo.FlowLink)
+	if cerr != nil {
+		return "", cerr
+	}
+	user, cerr := authenticated(r, sessions)
+	if cerr != nil {
+		return "", cerr
+	}
+	if st.UserID != strconv.FormatInt(user.UserID, 10) {
+		return "", fail(ReasonInvalidState, fmt.Errorf("link state of user %s used by user %d", st.UserID, user.UserID))
+	}
+	acct, cerr := f.exchange(r.Context(), r, p, st)
+	if cerr != nil {
+		return "", cerr
+	}
+	err := store.LinkProvider(r.Context(), user.UserID, acct)
+	switch {
+	case err == nil:
+		return p.Name(), nil
+	case errors.Is(err, catalog.ErrProviderInUse):
+		return "", fail(ReasonProviderInUse, err)
+	case errors.Is(err, catalog.ErrAlreadyLinked):
+		return "", fail(ReasonAlreadyLinked, err)
+	case apperr.CodeOf(err) == apperr.NotFound:
+		return "", fail(ReasonUnauthorized, err)
+	}
+	return "", fail(ReasonServerError, err)
+}

@@ -1,0 +1,70 @@
+package oauth
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/mediacatalog/service/shared/dynamo"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// handleLoginStart serves GET /auth/oauth/{provider}: 302 to the provider's consent
+// page; 400 Unsupported provider for a provider that is unknown or not configured.
+func handleLoginStart(f *flows) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := f.provider(r)
+		if !ok {
+			httpapi.Error(w, r, unsupported())
+			return
+		}
+		f.begin(w, r, p, dynamo.FlowLogin, 0)
+	})
+}
+
+// handleLoginCallback serves GET /auth/oauth/{provider}/callback (registered as
+// /auth/oauth/{provider}/{action}: any other action is 404). The provider account's
+// user, found by provider and provider user id or created, is logged in: a session,
+// the refreshToken cookie, and a redirect to /login?oauth_success=1. Every failure
+// redirects to /login?oauth_error=<reason>.
+func handleLoginCallback(f *flows, store Store, sessions Sessions) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("action") != "callback" {
+			httpapi.Message(w, r, http.StatusNotFound, "Not found")
+			return
+		}
+		if err := loginCallback(w, r, f, store, sessions); err != nil {
+			f.failed(w, r, loginPage, "oauth_error", err)
+			return
+		}
+		f.redirect(w, loginPage, url.Values{"oauth_success": {"1"}})
+	})
+}
+
+func loginCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store, sessions Sessions) *callbackError {
+	p, ok := f.provider(r)
+	if !ok {
+		return fail(ReasonUnsupportedProvider, fmt.Errorf("login callback of provider %q", r.PathValue("provider")))
+	}
+	st, cerr := f.consume(w, r, p.Name(), dynamo.FlowLogin)
+	if cerr != nil {
+		return cerr
+	}
+	acct, cerr := f.exchange(r.Context(), r, p, st)
+	if cerr != nil {
+		return cerr
+	}
+	login, err := store.OAuthLogin(r.Context(), acct)
+	if err != nil {
+		return fail(ReasonServerError, err)
+	}
+	tokens, err := sessions.Issue(r.Context(), login.UserID)
+	if err != nil {
+		return fail(ReasonServerError, fmt.Errorf("log in user %d: %w", login.UserID, err))
+	}
+	sessions.SetCookies(w, tokens)
+	if login.Created {
+		httpapi.Logger(r.Context()).Info("oauth sign-up", "provider", p.Name(), "user_id", login.UserID)
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package oauth
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// MsgUnavailable answers every OAuth route with 503 while the rate limiter cannot be
+// asked (DynamoDB unreachable): the limiter fails closed.
+const MsgUnavailable = "Service temporarily unavailable"
+
+// limiterTimeout bounds the limiter's call, so an unreachable DynamoDB answers 503
+// instead of holding the request.
+const limiterTimeout = 3 * time.Second
+
+// rateLimit admits requests while the caller's source address (API Gateway's
+// requestContext.http.sourceIp, the peer address locally; never X-Forwarded-For) is
+// within the limit, one atomic count per request. Every response carries the IETF
+// draft's RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (seconds); a refused
+// request gets 429 Too many requests with Retry-After (seconds).
+func rateLimit(l Limiter) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), limiterTimeout)
+			d, err := l.Allow(ctx, "oauth:"+httpapi.SourceIP(r))
+			cancel()
+			if err != nil {
+				httpapi.Error(w, r, apperr.Wrap(apperr.Unavailable, MsgUnavailable, err))
+				return
+			}
+			h := w.Header()
+			h.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+			h.Set("RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
+			h.Set("RateLimit-Reset", strconv.Itoa(seconds(time.Until(d.Reset))))
+			if !d.Allowed {
+				h.Set("Retry-After", strconv.Itoa(max(seconds(d.RetryAfter), 1)))
+				httpapi.Error(w, r, apperr.New(apperr.RateLimited, apperr.MsgTooManyRequest))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// seconds rounds d up to whole seconds, never below zero.
+func seconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}
