@@ -1,0 +1,88 @@
+// Command oauth-standins starts stand-ins for the three identity providers (google,
+// discord, github) on loopback, so a person can log in and link accounts against the
+// local stack. It prints the OAUTH_* variables that point the service at them, as
+// shell export lines on stdout; export them before `make run`:
+//
+//	go run ./infra/cmd/oauth-standins > .local/oauth.env &
+//	set -a; . .local/oauth.env; set +a; make run
+//
+// Each stand-in shows a consent page with Authorize and Cancel links (-auto consents
+// at once) and signs in as its default account, Jane Doe. The stand-ins accept only the
+// service's callback addresses under -api, as a real provider does. The client secrets
+// are development values of these stand-ins, not credentials. Ctrl-C stops them.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oauth-standins:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the stand-ins, writes the export lines to out, and serves until ctx is
+// done.
+func run(ctx context.Context, args []string, out, log io.Writer) error {
+	fs := flag.NewFlagSet("oauth-standins", flag.ContinueOnError)
+	fs.SetOutput(log)
+	host := fs.String("host", "127.0.0.1", "loopback address to listen on")
+	port := fs.Int("port", 9101, "port of the google stand-in; discord and github take the next two (0: any free ports)")
+	api := fs.String("api", "http://localhost:3000", "the service's API base: the callback addresses the stand-ins accept derive from it")
+	auto := fs.Bool("auto", false, "consent at once instead of showing the consent page")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if ip := net.ParseIP(*host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("-host %q: the stand-ins listen on loopback only", *host)
+	}
+	base := strings.TrimRight(*api, "/")
+	for i, name := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
+		opts := []providertest.Option{
+			providertest.WithRedirectURIs(base+"/auth/oauth/"+name+"/callback", base+"/auth/oauth/link/"+name+"/callback"),
+		}
+		addr := net.JoinHostPort(*host, "0")
+		if *port != 0 {
+			addr = net.JoinHostPort(*host, strconv.Itoa(*port+i))
+		}
+		opts = append(opts, providertest.WithAddr(addr))
+		if !*auto {
+			opts = append(opts, providertest.WithConsentPage())
+		}
+		s, stop, err := providertest.Start(name, "local-"+name+"-client", "local-"+name+"-stand-in-secret", opts...)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(log, "%s stand-in at %s\n", name, s.URL)
+		env := s.Env()
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(out, "export %s=%s\n", k, env[k])
+		}
+	}
+	fmt.Fprintln(log, "export the lines above, then make run; Ctrl-C stops the stand-ins")
+	<-ctx.Done()
+	return nil
+}
