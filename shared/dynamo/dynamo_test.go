@@ -1,0 +1,42 @@
+package dynamo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mediacatalog/service/shared/dynamo"
+)
+
+func TestEnsureTables(t *testing.T) {
+	client, stateTable, rateTable := tables(t)
+	ctx := context.Background()
+	// A second call finds both tables and changes nothing.
+	if err := dynamo.EnsureTables(ctx, client, stateTable, rateTable); err != nil {
+		t.Fatalf("EnsureTables again: %v", err)
+	}
+	for _, name := range []string{stateTable, rateTable} {
+		t.Run(name, func(t *testing.T) {
+			out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+			if err != nil {
+				t.Fatalf("DescribeTable: %v", err)
+			}
+			tbl := out.Table
+			if tbl.TableStatus != types.TableStatusActive {
+				t.Errorf("status = %s, want ACTIVE", tbl.TableStatus)
+			}
+			if tbl.BillingModeSummary == nil || tbl.BillingModeSummary.BillingMode != types.BillingModePayPerRequest {
+				t.Errorf("billing mode = %+v, want PAY_PER_REQUEST", tbl.BillingModeSummary)
+			}
+			if len(tbl.KeySchema) != 1 || aws.ToString(tbl.KeySchema[0].AttributeName) != "pk" || tbl.KeySchema[0].KeyType != types.KeyTypeHash {
+				t.Errorf("key schema = %+v, want partition key pk", tbl.KeySchema)
+			}
+			if len(tbl.AttributeDefinitions) != 1 || tbl.AttributeDefinitions[0].AttributeType != types.ScalarAttributeTypeS {
+				t.Errorf("attribute definitions = %+v, want pk of type S", tbl.AttributeDefinitions)
+			}
+		})
+	}
+}
