@@ -124,38 +124,33 @@ var generateSteps = []struct{ name, sql string }{
 		CROSS JOIN LATERAL generate_series(1, 1 + g.n % 5) AS v
 		WHERE NOT EXISTS (SELECT 1 FROM volumes x WHERE x.series_id = g.id AND x.number = v)
 		ON CONFLICT DO NOTHING`},
+	// Tags and publishers are numbered 1 to n without gaps, so an array of their ids
+	// ordered by number maps a number to its id without a join.
 	{"series tags", `
-		WITH g AS (
-			SELECT s.id, split_part(s.slug, '-', 3)::int AS n
-			FROM series s
-			WHERE s.client_id = @client AND s.slug LIKE @prefix::text || 'series-%'),
-		t AS (
-			SELECT id, split_part(name, ' ', 3)::int AS m
+		WITH t AS (
+			SELECT array_agg(id ORDER BY split_part(name, ' ', 3)::int) AS ids
 			FROM tags
 			WHERE client_id = @client AND name LIKE 'Generated tag %')
 		INSERT INTO series_tags (series_id, tag_id)
-		SELECT g.id, t.id
-		FROM g
-		CROSS JOIN (VALUES (0), (1), (2)) AS k(k)
-		JOIN t ON t.m = (g.n * 7 + k.k * 11) % @tags::int + 1
+		SELECT s.id, t.ids[(split_part(s.slug, '-', 3)::int * 7 + k * (@tags::int / 3)) % @tags::int + 1]
+		FROM series s
+		CROSS JOIN t
+		CROSS JOIN generate_series(0, 2) AS k
+		WHERE s.client_id = @client AND s.slug LIKE @prefix::text || 'series-%'
 		ON CONFLICT DO NOTHING`},
 	{"series publishers", `
-		WITH g AS (
-			SELECT s.id, split_part(s.slug, '-', 3)::int AS n
-			FROM series s
-			WHERE s.client_id = @client AND s.slug LIKE @prefix::text || 'series-%'),
-		p AS (
-			SELECT id, split_part(slug, '-', 3)::int AS m
+		WITH p AS (
+			SELECT array_agg(id ORDER BY split_part(slug, '-', 3)::int) AS ids
 			FROM publishers
 			WHERE client_id = @client AND slug LIKE @prefix::text || 'publisher-%'),
-		links AS (
-			SELECT g.id AS series_id, (g.n - 1) % @publishers::int + 1 AS m FROM g
-			UNION ALL
-			SELECT g.id, 1 FROM g WHERE g.n % 10 = 0)
+		g AS (
+			SELECT s.id, split_part(s.slug, '-', 3)::int AS n
+			FROM series s
+			WHERE s.client_id = @client AND s.slug LIKE @prefix::text || 'series-%')
 		INSERT INTO series_publishers (series_id, publisher_id)
-		SELECT links.series_id, p.id
-		FROM links
-		JOIN p ON p.m = links.m
+		SELECT g.id, p.ids[(g.n - 1) % @publishers::int + 1] FROM g CROSS JOIN p
+		UNION ALL
+		SELECT g.id, p.ids[1] FROM g CROSS JOIN p WHERE g.n % 10 = 0
 		ON CONFLICT DO NOTHING`},
 }
 
