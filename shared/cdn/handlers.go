@@ -54,13 +54,14 @@ func newDefaults() defaults {
 
 // handleAvatar serves GET /user/avatar/{id}/{res} and GET /user/avatar/{id} (res
 // scaled): the user's image at that resolution, or the default image when they have
-// none. A res other than scaled or high is 400; an id that is not a positive integer
-// cannot name a user and is 404 User not found, as is an unknown user.
+// none. A blank id and a res other than scaled or high are 400; an id that is not a
+// positive integer in canonical form cannot name a user and is 404 User not found, as
+// is an unknown user.
 func handleAvatar(users Users, files Files, c *cache, defs defaults) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, err := httpapi.PathString(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
+		raw := r.PathValue("id")
+		if strings.TrimSpace(raw) == "" {
+			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
 		res := r.PathValue("res")
@@ -71,8 +72,10 @@ func handleAvatar(users Users, files Files, c *cache, defs defaults) http.Handle
 			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
+		// Only the canonical form names a user ("+3", "03" and " 3" do not), so that
+		// each image has one URL for caches and invalidations alike.
 		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || id <= 0 {
+		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw {
 			httpapi.Error(w, r, apperr.New(apperr.NotFound, apperr.MsgUserNotFound))
 			return
 		}
