@@ -73,10 +73,10 @@ migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy
 	$(GO) run ./infra/cmd/migrate
 
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
-	$(WITHSTACK) -dir $(STACK_DIR) -- $(GO) run ./infra/cmd/seed -scale $(SCALE)
+	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
 
 token: ## print a refreshToken cookie value for USER against the local stack (last line)
-	@test -n "$(USER)" || { echo "usage: make token USER=<username>" >&2; exit 2; }
+	@test "$(origin USER)" = "command line" || { echo "usage: make token USER=<username>" >&2; exit 2; }
 	@if [ -f $(STACK_DIR)/stack.env ]; then \
 		set -a; . ./$(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
 	else \
@@ -84,7 +84,7 @@ token: ## print a refreshToken cookie value for USER against the local stack (la
 	fi
 
 grant-role: ## give USER the role ROLE (the first admin of a new deployment)
-	@test -n "$(USER)" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
+	@test "$(origin USER)" = "command line" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
 	$(GO) run ./infra/cmd/grant-role -user "$(USER)" -role "$(ROLE)"
 
 deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)

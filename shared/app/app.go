@@ -12,10 +12,14 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/s3store"
 )
 
 // Group is one route group, served by one Lambda function. Build makes its routes
@@ -38,10 +42,16 @@ func All() []Group {
 type App struct {
 	Config config.Config
 	Log    *slog.Logger
+	// Getenv is the environment the configuration came from (the OAuth providers
+	// read their variables through it).
+	Getenv func(string) string
 
 	mu       sync.Mutex
 	db       *postgres.DB
 	sessions *auth.Sessions
+	dynamo   *dynamodb.Client
+	s3       *s3store.Store
+	avatars  *avatars.Service
 	closers  []func()
 }
 
@@ -50,7 +60,7 @@ func New(cfg config.Config, log *slog.Logger) *App {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &App{Config: cfg, Log: log}
+	return &App{Config: cfg, Log: log, Getenv: func(string) string { return "" }}
 }
 
 // Routes builds the routes of the given groups.

@@ -7,7 +7,10 @@ import (
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/adminroles"
 	"github.com/mediacatalog/service/shared/adminusers"
+	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/oauth"
 	"github.com/mediacatalog/service/shared/publishers"
 	"github.com/mediacatalog/service/shared/tags"
 )
@@ -17,7 +20,11 @@ func buildAdminUsers(ctx context.Context, a *App) ([]httpapi.Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adminusers.Routes(adminusers.Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL}), nil
+	av, err := a.Avatars(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return adminusers.Routes(adminusers.Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Images: adminusers.NewImages(av)}), nil
 }
 
 func buildAdminContributors(ctx context.Context, a *App) ([]httpapi.Route, error) {
@@ -25,7 +32,56 @@ func buildAdminContributors(ctx context.Context, a *App) ([]httpapi.Route, error
 	if err != nil {
 		return nil, err
 	}
-	return admincontributors.Routes(admincontributors.Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL}), nil
+	av, err := a.Avatars(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return admincontributors.Routes(admincontributors.Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: admincontributors.NewAvatars(av)}), nil
+}
+
+func buildCDN(ctx context.Context, a *App) ([]httpapi.Route, error) {
+	db, err := a.DB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	files, err := a.S3(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := cdn.Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
+	if a.Config.CloudFrontDistID != "" {
+		cf, err := cdn.NewCloudFront(ctx, a.Config)
+		if err != nil {
+			return nil, err
+		}
+		d.Invalidator = cf
+	}
+	return cdn.Routes(d), nil
+}
+
+func buildOAuth(ctx context.Context, a *App) ([]httpapi.Route, error) {
+	db, s, err := a.dbAndSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := a.Dynamo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limiter, err := dynamo.NewRateLimiter(dc, a.Config.RateLimitTable, a.Config.OAuthRateLimit, a.Config.OAuthRateWindow)
+	if err != nil {
+		return nil, err
+	}
+	return oauth.Routes(oauth.Deps{
+		Store:         db,
+		Sessions:      s,
+		States:        dynamo.NewStateStore(dc, a.Config.StateTable),
+		Limiter:       limiter,
+		Providers:     oauth.LoadProviders(a.Getenv, nil, a.Log),
+		APIURL:        a.Config.APIURL,
+		FrontendURL:   a.Config.FrontendURL,
+		SecureCookies: !a.Config.Local(),
+	}), nil
 }
 
 // Variables every function reads (set in template.yaml's Globals).

@@ -33,6 +33,7 @@ func Run(ctx context.Context, group Group, getenv func(string) string) error {
 	}
 	log := lambdahttp.NewLogger(cfg.LogLevel).With("function", group.Name)
 	a := New(cfg, log)
+	a.Getenv = getenv
 	defer a.Close()
 	h, err := a.Handler(ctx, group)
 	if err != nil {
