@@ -167,12 +167,19 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	if f.Search != "" {
 		args = append(args, likePattern(f.Search))
 	}
+	// The total needs every matching series anyway, so the plan starts from the
+	// publisher's links (materialized: otherwise the planner may walk the client's whole
+	// name index hoping to stop early) and sorts only those; the per-series metadata is
+	// looked up for the page's rows only.
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH page AS (
+		WITH linked AS MATERIALIZED (
+			SELECT series_id FROM series_publishers WHERE publisher_id = $1
+		),
+		page AS (
 			SELECT s.id, s.name, s.slug, s.type, s.origin, s.created_at, count(*) OVER () AS total
-			FROM series s
-			JOIN series_publishers sp ON sp.series_id = s.id
-			WHERE sp.publisher_id = $1 AND s.client_id = $2 %[1]s
+			FROM linked l
+			JOIN series s ON s.id = l.series_id
+			WHERE s.client_id = $2 %[1]s
 			ORDER BY %[2]s
 			LIMIT $3 OFFSET $4
 		)
@@ -232,10 +239,13 @@ func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter
 	}
 	var total int64
 	err := db.Pool.QueryRow(ctx, `
+		WITH linked AS MATERIALIZED (
+			SELECT series_id FROM series_publishers WHERE publisher_id = $1
+		)
 		SELECT count(*)
-		FROM series s
-		JOIN series_publishers sp ON sp.series_id = s.id
-		WHERE sp.publisher_id = $1 AND s.client_id = $2 `+publicationMatch(f.Search, "$3"), args...).Scan(&total)
+		FROM linked l
+		JOIN series s ON s.id = l.series_id
+		WHERE s.client_id = $2 `+publicationMatch(f.Search, "$3"), args...).Scan(&total)
 	if err != nil {
 		return 0, fmt.Errorf("count publications of publisher %d: %w", f.Publisher, err)
 	}
