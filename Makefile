@@ -6,7 +6,7 @@ SHELL := /bin/bash
 GO        ?= go
 PORT      ?= 3000
 ENV       ?= staging
-SCALE     ?= 100000
+SCALE     ?= 0
 STACK_DIR ?= .local
 BUILD_DIR ?= build
 # Go's test timeout per package; CI's whole run has 90 minutes, we aim well under 15.

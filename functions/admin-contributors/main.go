@@ -2,6 +2,9 @@
 // group itself lives in the shared library.
 package main
 
-import "github.com/mediacatalog/service/shared/app"
+import (
+	"github.com/mediacatalog/service/shared/admincontributors"
+	"github.com/mediacatalog/service/shared/app"
+)
 
-func main() { app.Main(app.AdminContributors) }
+func main() { app.Main(admincontributors.Group) }

@@ -2,6 +2,9 @@
 // group itself lives in the shared library.
 package main
 
-import "github.com/mediacatalog/service/shared/app"
+import (
+	"github.com/mediacatalog/service/shared/adminpermissions"
+	"github.com/mediacatalog/service/shared/app"
+)
 
-func main() { app.Main(app.AdminPermissions) }
+func main() { app.Main(adminpermissions.Group) }

@@ -2,6 +2,9 @@
 // group itself lives in the shared library.
 package main
 
-import "github.com/mediacatalog/service/shared/app"
+import (
+	"github.com/mediacatalog/service/shared/adminroles"
+	"github.com/mediacatalog/service/shared/app"
+)
 
-func main() { app.Main(app.AdminRoles) }
+func main() { app.Main(adminroles.Group) }

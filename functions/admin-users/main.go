@@ -2,6 +2,9 @@
 // group itself lives in the shared library.
 package main
 
-import "github.com/mediacatalog/service/shared/app"
+import (
+	"github.com/mediacatalog/service/shared/adminusers"
+	"github.com/mediacatalog/service/shared/app"
+)
 
-func main() { app.Main(app.AdminUsers) }
+func main() { app.Main(adminusers.Group) }

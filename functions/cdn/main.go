@@ -2,6 +2,9 @@
 // group itself lives in the shared library.
 package main
 
-import "github.com/mediacatalog/service/shared/app"
+import (
+	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/cdn"
+)
 
-func main() { app.Main(app.CDN) }
+func main() { app.Main(cdn.Group) }

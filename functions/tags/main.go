@@ -2,6 +2,9 @@
 // group itself lives in the shared library.
 package main
 
-import "github.com/mediacatalog/service/shared/app"
+import (
+	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/tags"
+)
 
-func main() { app.Main(app.Tags) }
+func main() { app.Main(tags.Group) }

@@ -15,6 +15,7 @@ import (
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/openapi"
+	"github.com/mediacatalog/service/shared/routegroups"
 )
 
 // codeRoutes builds every group as its function would and returns its API routes.
@@ -32,7 +33,7 @@ func codeRoutes(t *testing.T) map[string][]string {
 	a := app.New(cfg, nil)
 	defer a.Close()
 	out := map[string][]string{}
-	for _, g := range app.All() {
+	for _, g := range routegroups.All() {
 		rs, err := a.Routes(context.Background(), g)
 		if err != nil {
 			t.Fatalf("build %s: %v", g.Name, err)
@@ -91,7 +92,7 @@ func TestRoutesAgree(t *testing.T) {
 	code := codeRoutes(t)
 	fns := functionOf(t, loadTemplate(t))
 	var all []string
-	for _, g := range app.All() {
+	for _, g := range routegroups.All() {
 		t.Run(g.Name, func(t *testing.T) {
 			f, ok := fns[g.Name]
 			if !ok {
@@ -141,7 +142,7 @@ func TestBuildTargets(t *testing.T) {
 // other (secrets go only where they are used).
 func TestEnvironment(t *testing.T) {
 	fns := functionOf(t, loadTemplate(t))
-	for _, g := range app.All() {
+	for _, g := range routegroups.All() {
 		t.Run(g.Name, func(t *testing.T) {
 			f := fns[g.Name]
 			if f == nil {

@@ -2,6 +2,7 @@ package smoke_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,14 +27,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 var functions = []string{"oauth", "tags", "cdn", "admin-users", "admin-roles", "admin-permissions", "admin-contributors", "publishers"}
 
-// maxBinaryBytes is the size budget of one stripped linux/arm64 bootstrap.
-const maxBinaryBytes = 15 << 20
+// maxBinaryBytes is the size budget of one stripped linux/arm64 bootstrap: 15 MB.
+const maxBinaryBytes = 15_000_000
 
 var lambdaFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
 
-// build compiles pkg for goos/goarch into dir and returns the binary's path.
-func build(t testing.TB, dir, name, pkg, goarch string) string {
-	t.Helper()
+// build compiles pkg for linux/goarch into dir and returns the binary's path.
+func build(dir, name, pkg, goarch string) (string, error) {
 	out := filepath.Join(dir, goarch, name)
 	args := append([]string{"build"}, lambdaFlags...)
 	args = append(args, "-o", out, pkg)
@@ -41,9 +41,9 @@ func build(t testing.TB, dir, name, pkg, goarch string) string {
 	cmd.Dir = testenv.RepoRoot()
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s for %s: %v\n%s", pkg, goarch, err, b)
+		return "", fmt.Errorf("build %s for %s: %v\n%s", pkg, goarch, err, b)
 	}
-	return out
+	return out, nil
 }
 
 // buildAll builds every function and the hello-world yardstick, for the host and for
@@ -57,6 +57,7 @@ func buildAll(t testing.TB) (host, arm map[string]string) {
 		pkgs[f] = "./functions/" + f
 	}
 	var mu sync.Mutex
+	var errs []error
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.NumCPU())
 	for name, pkg := range pkgs {
@@ -66,9 +67,13 @@ func buildAll(t testing.TB) (host, arm map[string]string) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				p := build(t, dir, name, pkg, arch)
+				p, err := build(dir, name, pkg, arch)
 				mu.Lock()
 				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
 				if arch == runtime.GOARCH {
 					host[name] = p
 				}
@@ -79,6 +84,9 @@ func buildAll(t testing.TB) (host, arm map[string]string) {
 		}
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	return host, arm
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
 var (
@@ -59,7 +60,7 @@ func migrateTemplate(ctx context.Context, server string) (string, error) {
 	if err := adminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
 		return "", err
 	}
-	if err := postgres.Migrate(ctx, withDatabase(server, name), nil); err != nil {
+	if err := migrate.Up(ctx, withDatabase(server, name), nil); err != nil {
 		return "", err
 	}
 	// No connection may stay on a template while databases are copied from it.

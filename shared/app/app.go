@@ -9,34 +9,25 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/mediacatalog/service/shared/auth"
-	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
-	"github.com/mediacatalog/service/shared/s3store"
 )
 
 // Group is one route group, served by one Lambda function. Build makes its routes
-// from the process's shared dependencies. A function's main names only its own group,
-// so the linker leaves the other groups' code out of its binary.
+// from the process's shared dependencies. Each group package declares its own Group
+// (wire.go), so a function's binary links only its own group and clients.
 type Group struct {
 	Name  string
 	Build func(ctx context.Context, a *App) ([]httpapi.Route, error)
 	Env   []string // variables beyond CommonEnv that Build reads
 }
 
-// All returns every route group, sorted by name (the local server serves them all).
-func All() []Group {
-	gs := []Group{OAuth, Tags, CDN, AdminUsers, AdminRoles, AdminPermissions, AdminContributors, Publishers}
-	sort.Slice(gs, func(i, j int) bool { return gs[i].Name < gs[j].Name })
-	return gs
-}
+// CommonEnv are the variables every function reads (template.yaml's Globals).
+var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "DATABASE_URL", "DB_MAX_CONNS"}
 
 // App holds the configuration and the lazily created clients of one process.
 type App struct {
@@ -49,9 +40,6 @@ type App struct {
 	mu       sync.Mutex
 	db       *postgres.DB
 	sessions *auth.Sessions
-	dynamo   *dynamodb.Client
-	s3       *s3store.Store
-	avatars  *avatars.Service
 	closers  []func()
 }
 
@@ -123,7 +111,7 @@ func (a *App) Sessions(ctx context.Context) (*auth.Sessions, error) {
 	return a.sessions, nil
 }
 
-func (a *App) dbAndSessions(ctx context.Context) (*postgres.DB, *auth.Sessions, error) {
+func (a *App) DBAndSessions(ctx context.Context) (*postgres.DB, *auth.Sessions, error) {
 	db, err := a.DB(ctx)
 	if err != nil {
 		return nil, nil, err

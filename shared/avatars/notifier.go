@@ -8,15 +8,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/mediacatalog/service/shared/awsconfig"
 
 	"github.com/mediacatalog/service/shared/config"
 )
@@ -111,10 +112,7 @@ func NewLambdaNotifier(ctx context.Context, cfg config.Config, optFns ...func(*l
 	if cfg.CDNFunctionName == "" {
 		return nil, errors.New("avatars: CDN_FUNCTION_NAME is required when AVATAR_NOTIFIER=lambda")
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.AWSRegion))
-	if err != nil {
-		return nil, fmt.Errorf("avatars: load AWS configuration: %w", err)
-	}
+	awsCfg := awsconfig.Load(cfg.AWSRegion, "", os.Getenv)
 	return NewLambdaNotifierWithClient(lambda.NewFromConfig(awsCfg, optFns...), cfg.CDNFunctionName), nil
 }
 

@@ -6,13 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudfront"
 	"github.com/aws/aws-sdk-go-v2/service/cloudfront/types"
+	"github.com/mediacatalog/service/shared/awsconfig"
 
 	"github.com/mediacatalog/service/shared/config"
 )
@@ -30,10 +31,7 @@ func NewCloudFront(ctx context.Context, cfg config.Config, optFns ...func(*cloud
 	if cfg.CloudFrontDistID == "" {
 		return nil, errors.New("cdn: CLOUDFRONT_DISTRIBUTION_ID is not set")
 	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.AWSRegion))
-	if err != nil {
-		return nil, fmt.Errorf("cdn: load AWS configuration: %w", err)
-	}
+	awsCfg := awsconfig.Load(cfg.AWSRegion, "", os.Getenv)
 	return &CloudFront{client: cloudfront.NewFromConfig(awsCfg, optFns...), distribution: cfg.CloudFrontDistID}, nil
 }
 

@@ -12,11 +12,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/mediacatalog/service/shared/awsconfig"
 
 	"github.com/mediacatalog/service/shared/config"
 )
@@ -31,15 +30,7 @@ const (
 // (dynalite locally and in tests) it talks to that endpoint, signing with dummy
 // credentials unless the environment has AWS credentials.
 func NewClient(ctx context.Context, cfg config.Config) (*dynamodb.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(cfg.AWSRegion)}
-	if cfg.DynamoEndpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
-	}
+	awsCfg := awsconfig.Load(cfg.AWSRegion, cfg.DynamoEndpoint, os.Getenv)
 	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		if cfg.DynamoEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.DynamoEndpoint)

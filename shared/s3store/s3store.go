@@ -9,14 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/mediacatalog/service/shared/awsconfig"
 
 	"github.com/mediacatalog/service/shared/config"
 )
@@ -48,17 +48,7 @@ func New(ctx context.Context, cfg config.Config, optFns ...func(*s3.Options)) (*
 	if cfg.Bucket == "" {
 		return nil, errors.New("s3store: S3_BUCKET is not set")
 	}
-	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(cfg.AWSRegion)}
-	if cfg.S3Endpoint != "" {
-		if env, err := awsconfig.NewEnvConfig(); err != nil || !env.Credentials.HasKeys() {
-			loadOpts = append(loadOpts, awsconfig.WithCredentialsProvider(
-				credentials.NewStaticCredentialsProvider("local", "local", "")))
-		}
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("s3store: load AWS configuration: %w", err)
-	}
+	awsCfg := awsconfig.Load(cfg.AWSRegion, cfg.S3Endpoint, os.Getenv)
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if cfg.S3Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.S3Endpoint)

@@ -23,7 +23,8 @@ import (
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/lambdahttp"
-	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/postgres/migrate"
+	"github.com/mediacatalog/service/shared/routegroups"
 )
 
 func main() {
@@ -97,7 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 
 	log := lambdahttp.NewLogger(cfg.LogLevel)
-	if err := postgres.Migrate(ctx, cfg.DatabaseURL, nil); err != nil {
+	if err := migrate.Up(ctx, cfg.DatabaseURL, nil); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "migrations applied")
@@ -121,7 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	fmt.Fprintln(out, "demo data loaded (client 1; users admin, editor, member)")
 
-	h, err := a.Handler(ctx, app.All()...)
+	h, err := a.Handler(ctx, routegroups.All()...)
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	defer os.Remove(envFile)
 
 	names := make([]string, 0, 8)
-	for _, g := range app.All() {
+	for _, g := range routegroups.All() {
 		names = append(names, g.Name)
 	}
 	fmt.Fprintf(out, "serving %s\n", strings.Join(names, ", "))

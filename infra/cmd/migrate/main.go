@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
 func main() {
@@ -28,7 +28,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return fmt.Errorf("DATABASE_URL is not set")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := postgres.Migrate(ctx, url, log); err != nil {
+	if err := migrate.Up(ctx, url, log); err != nil {
 		return err
 	}
 	log.Info("database is up to date")

@@ -1,8 +1,12 @@
-package postgres
+// Package migrate applies the service's embedded migrations (goose). It is apart
+// from package postgres so that no function links the migration machinery: migrating
+// is an explicit step (make migrate, the local stack, the tests).
+package migrate
 
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -16,13 +20,13 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrate applies every pending migration. It is an explicit step (make migrate, the
+// Up applies every pending migration. It is an explicit step (make migrate, the
 // local stack, the tests), never part of a Lambda cold start. A PostgreSQL advisory
 // lock makes concurrent runs safe.
-func Migrate(ctx context.Context, url string, log *slog.Logger) error {
+func Up(ctx context.Context, url string, log *slog.Logger) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", redact(err))
+		return fmt.Errorf("migrate: %w", errors.New("invalid connection string"))
 	}
 	db := stdlib.OpenDB(*cfg)
 	defer db.Close()

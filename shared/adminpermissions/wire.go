@@ -1,0 +1,18 @@
+package adminpermissions
+
+import (
+	"context"
+
+	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+// Group is the admin-permissions function's wiring.
+var Group = app.Group{Name: "admin-permissions", Env: []string{"JWT_SECRET"},
+	Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
+		db, s, err := a.DBAndSessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return Routes(Deps{Store: db, Auth: s}), nil
+	}}

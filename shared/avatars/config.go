@@ -1,0 +1,33 @@
+package avatars
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/s3store"
+)
+
+// FromConfig builds the image service of a function from its configuration: the bucket
+// store, and, when notify is set (admin-users), the cdn notifier. Creating the clients
+// reads configuration only; nothing connects before a request needs it.
+func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool) (*Service, error) {
+	files, err := s3store.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := Deps{
+		Files:       files,
+		Store:       store,
+		Limits:      images.Limits{MaxBytes: cfg.ImageMaxBytes, MaxPixels: cfg.ImageMaxPixels},
+		FileService: cfg.FileService,
+	}
+	if notify {
+		if d.Notifier, err = NewNotifier(ctx, cfg, &http.Client{Timeout: 10 * time.Second}); err != nil {
+			return nil, err
+		}
+	}
+	return New(d), nil
+}

@@ -1,0 +1,31 @@
+package cdn
+
+import (
+	"context"
+
+	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/s3store"
+)
+
+// Group is the cdn function's wiring.
+var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES", "CLOUDFRONT_DISTRIBUTION_ID"},
+	Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
+		db, err := a.DB(ctx)
+		if err != nil {
+			return nil, err
+		}
+		files, err := s3store.New(ctx, a.Config)
+		if err != nil {
+			return nil, err
+		}
+		d := Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
+		if a.Config.CloudFrontDistID != "" {
+			cf, err := NewCloudFront(ctx, a.Config)
+			if err != nil {
+				return nil, err
+			}
+			d.Invalidator = cf
+		}
+		return Routes(d), nil
+	}}
