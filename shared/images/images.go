@@ -41,7 +41,7 @@
 // the High size with a Catmull-Rom filter; Scaled is derived from High, and
 // the orientation is applied to the small result. No full-size RGBA copy is
 // made. For a 12-megapixel JPEG this takes about a third of the memory and
-// well under two thirds of the time of decoding with imaging and a Lanczos
+// a little over half the time of decoding with imaging and a Lanczos
 // Fill per size; see the benchmarks.
 package images
 
