@@ -4,8 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/mediacatalog/service/shared/apperr"
-	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/avatars"
 )
 
 // The spec's messages of the avatar routes.
@@ -18,10 +17,7 @@ const (
 
 // AvatarService stores and removes contributor avatars; *avatars.Service satisfies it.
 type AvatarService interface {
-	// Available is apperr.Unavailable on an instance that does not handle uploads.
-	Available() error
-	// MaxBodyBytes bounds the JSON body of an upload.
-	MaxBodyBytes() int64
+	avatars.Uploader
 	UpdateContributorAvatar(ctx context.Context, id int64, encoded string) error
 	// DeleteContributorAvatar fails with a cause that is not an apperr (a 500) when
 	// the contributor has no avatar.
@@ -41,66 +37,17 @@ func (a avatarRoutes) RemoveContributorAvatar(ctx context.Context, key string) e
 	return a.svc.RemoveContributorAvatar(ctx, key)
 }
 
-// avatarRequest is the body of POST /admin-contributors/update-avatar/{id}.
-type avatarRequest struct {
-	Image *string `json:"image"`
-}
-
-// Validate demands a non-blank image.
-func (req *avatarRequest) Validate() error {
-	if req.Image == nil {
-		return apperr.MissingParams()
-	}
-	return httpapi.Required(*req.Image)
-}
-
-// handleUpdateAvatar answers POST /admin-contributors/update-avatar/{id}: the image
-// (a data URL, or bare Base64) is scaled, compressed and stored as the contributor's
-// avatar, and the previous avatar's objects are removed. An instance that is not a
-// file service answers 503 once the caller is authenticated and authorized; bad image
-// data is 400 and stores nothing.
+// handleUpdateAvatar answers POST /admin-contributors/update-avatar/{id}: the image is
+// scaled, compressed and stored as the contributor's avatar, and the previous avatar's
+// objects are removed.
 func handleUpdateAvatar(svc AvatarService) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := svc.Available(); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		req, err := httpapi.Decode[avatarRequest](w, r, svc.MaxBodyBytes())
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		if err := svc.UpdateContributorAvatar(r.Context(), id, *req.Image); err != nil {
-			httpapi.Error(w, r, failed(err, msgAvatarUpdateFailed))
-			return
-		}
-		httpapi.OK(w, r, msgAvatarUpdated)
-	})
+	return avatars.UploadHandler(avatars.Route{Service: svc, OK: msgAvatarUpdated,
+		Internal: msgAvatarUpdateFailed, Update: svc.UpdateContributorAvatar})
 }
 
 // handleDeleteAvatar answers DELETE /admin-contributors/delete-avatar/{id}: both
-// stored resolutions are removed and the avatar reference cleared. A contributor
-// without an avatar is a 500, as the spec has it.
+// stored resolutions are removed and the avatar reference cleared.
 func handleDeleteAvatar(svc AvatarService) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := svc.Available(); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		if err := svc.DeleteContributorAvatar(r.Context(), id); err != nil {
-			httpapi.Error(w, r, failed(err, msgAvatarDeleteFailed))
-			return
-		}
-		httpapi.OK(w, r, msgAvatarDeleted)
-	})
+	return avatars.DeleteHandler(avatars.Route{Service: svc, OK: msgAvatarDeleted,
+		Internal: msgAvatarDeleteFailed, Delete: svc.DeleteContributorAvatar})
 }
