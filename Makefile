@@ -78,7 +78,7 @@ seed: ## load the demo data; SCALE=N also generates a large catalog for benchmar
 token: ## print a refreshToken cookie value for USER against the local stack (last line)
 	@test "$(origin USER)" = "command line" || { echo "usage: make token USER=<username>" >&2; exit 2; }
 	@if [ -f $(STACK_DIR)/stack.env ]; then \
-		set -a; . ./$(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
 	else \
 		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
 	fi

@@ -112,6 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	fmt.Fprintf(out, "dynamodb tables %s, %s ready\n", cfg.StateTable, cfg.RateLimitTable)
 
 	a := app.New(cfg, log)
+	a.Getenv = getCfg
 	defer a.Close()
 	db, err := a.DB(ctx)
 	if err != nil {
