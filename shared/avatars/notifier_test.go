@@ -12,9 +12,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
@@ -122,6 +119,9 @@ func (l *lambdaStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	l.events = append(l.events, ev)
 	l.invTypes = append(l.invTypes, r.Header.Get("X-Amz-Invocation-Type"))
+	if auth := r.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/lambda/aws4_request") {
+		l.t.Errorf("lambda stand-in: request is not SigV4-signed for lambda: %q", auth)
+	}
 	fail := l.fail
 	l.mu.Unlock()
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
@@ -150,11 +150,7 @@ func TestLambdaNotifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoint := func(o *lambda.Options) {
-		o.BaseEndpoint = aws.String(srv.URL)
-		o.Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
-	}
-	n, err := avatars.NewLambdaNotifier(ctx, cfg, endpoint)
+	n, err := avatars.NewLambdaNotifier(cfg, srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +183,7 @@ func TestLambdaNotifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err = avatars.NewLambdaNotifier(ctx, other, endpoint)
+	n, err = avatars.NewLambdaNotifier(other, srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
