@@ -18,31 +18,12 @@ const (
 
 // handlePermissions answers GET /admin-permissions: every permission.
 func handlePermissions(store Store) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		perms, err := store.Permissions(r.Context())
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, r, http.StatusOK, perms)
-	})
+	return httpapi.ReadAll(store.Permissions)
 }
 
 // handlePermission answers GET /admin-permissions/id/{id}.
 func handlePermission(store Store) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		p, err := store.Permission(r.Context(), id)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, r, http.StatusOK, p)
-	})
+	return httpapi.Read(httpapi.PathID, store.Permission)
 }
 
 // permissionRequest is the body of POST /admin-permissions/edit/{id} and

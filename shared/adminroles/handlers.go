@@ -21,31 +21,12 @@ const (
 // handleRoles answers GET /admin-roles: every role with its numbers of permissions and
 // users.
 func handleRoles(store Store) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		roles, err := store.Roles(r.Context())
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, r, http.StatusOK, roles)
-	})
+	return httpapi.ReadAll(store.Roles)
 }
 
 // handleRole answers GET /admin-roles/id/{id}: the role with its permissions.
 func handleRole(store Store) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		role, err := store.Role(r.Context(), id)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, r, http.StatusOK, role)
-	})
+	return httpapi.Read(httpapi.PathID, store.Role)
 }
 
 // editRoleRequest is the body of POST /admin-roles/edit/{id}. Description is kept raw

@@ -44,19 +44,7 @@ func handlePublishers(store Store) http.Handler {
 
 // handlePublisher answers GET /publisher/slug/{slug}: the publisher's detail.
 func handlePublisher(store Store) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		slug, err := httpapi.PathString(r, "slug")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		pub, err := store.PublisherBySlug(r.Context(), slug)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, r, http.StatusOK, pub)
-	})
+	return httpapi.Read(func(r *http.Request) (string, error) { return httpapi.PathString(r, "slug") }, store.PublisherBySlug)
 }
 
 // handleRandomPublisher answers GET /publisher/random: one of the client's publisher
