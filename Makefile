@@ -27,22 +27,24 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
 run: ## start the whole service locally on http://localhost:$(PORT) (Ctrl-C stops it)
+	@bash infra/scripts/tools.sh run
 	$(GO) run ./infra/cmd/local -dir $(STACK_DIR) -port $(PORT)
 
 test: tools ## run every test against real PostgreSQL, dynalite, gofakes3 and chromium
 	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-bench: tools ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory)
+bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory)
+	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
-# System tools the tests and benchmarks use, installed when missing (as root, from
-# Debian's packages): chromium for the browser test, vipsthumbnail for the image bench.
+# System tools the tests use, installed when missing (as root, from Debian's packages);
+# `make bench` adds vipsthumbnail, the image benchmark's reference.
 tools:
-	@bash infra/scripts/tools.sh
+	@bash infra/scripts/tools.sh test
 
 build: ## the eight bootstrap binaries for linux/arm64 in $(BUILD_DIR)/<function>/
 	@for f in $(FUNCTIONS); do \

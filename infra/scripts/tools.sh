@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs the system tools the tests and benchmarks need, from Debian's packages, when
-# they are missing: chromium (the OAuth browser test) and vipsthumbnail (the image
-# benchmark's reference). Needs root for apt-get; otherwise it says what to install.
+# Installs the system tools the tests (and, with "bench", the benchmarks) need, from
+# Debian's packages, when they are missing: chromium (the OAuth browser test), node and
+# npm (dynalite), PostgreSQL, and for the benchmarks vipsthumbnail (the image
+# pipeline's reference). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
+# Usage: tools.sh run|test|bench
 need=()
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools)
+case "${1:-test}" in
+test) command -v chromium >/dev/null 2>&1 || need+=(chromium) ;;
+bench) command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools) ;;
+esac
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 [ ${#need[@]} -eq 0 ] && exit 0
