@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/smoke"
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/infra/testenv"
@@ -96,10 +95,7 @@ func buildAll(t testing.TB) (host, arm map[string]string) {
 func stackEnv(t testing.TB) (env []string, cookie string) {
 	t.Helper()
 	ctx := context.Background()
-	db := testenv.NewDB(t)
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatalf("demo data: %v", err)
-	}
+	db := testenv.NewDemoDB(t)
 	vars := map[string]string{
 		"DB_ENV":                   "local",
 		"DATABASE_URL":             db.URL,

@@ -48,10 +48,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
 	s := &server{db: db, cfg: cfg, counter: counter, avatars: &recordingAvatars{}}
@@ -74,22 +71,6 @@ func (s *server) do(t *testing.T, method, target string, body any, c *http.Cooki
 	}
 	rec := testenv.Do(t, s.h, testenv.Request(method, target, body, cookies...))
 	return rec.Code, rec.Body.Bytes()
-}
-
-func (s *server) int(t *testing.T, sql string, args ...any) int64 {
-	t.Helper()
-	var n int64
-	if err := s.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
-		t.Fatalf("query %.80q: %v", sql, err)
-	}
-	return n
-}
-
-func (s *server) exec(t *testing.T, sql string, args ...any) {
-	t.Helper()
-	if _, err := s.db.Pool.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("exec %.80q: %v", sql, err)
-	}
 }
 
 // state is everything stored about contributor id, as JSON.
@@ -220,8 +201,8 @@ func TestPermissionMatrix(t *testing.T) {
 
 func TestList(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
-	s.exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES (2, 'Alan', 'Moore', 'alan-moore-c2')`)
+	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
+	s.db.Exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES (2, 'Alan', 'Moore', 'alan-moore-c2')`)
 	tests := []struct {
 		name       string
 		query      string
@@ -300,7 +281,7 @@ func compact(t *testing.T, raw []byte) string {
 
 func TestDetail(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `UPDATE contributors SET image = 'contributors/19/v1' WHERE id = $1`, murata)
+	s.db.Exec(t, `UPDATE contributors SET image = 'contributors/19/v1' WHERE id = $1`, murata)
 	t.Run("shape", func(t *testing.T) {
 		s.counter.Reset()
 		status, body := s.do(t, "GET", fmt.Sprint("/admin-contributors/id/", one), nil, s.editor)
@@ -390,7 +371,7 @@ func TestLock(t *testing.T) {
 		})
 	}
 	t.Run("an expired lock counts as absent", func(t *testing.T) {
-		s.exec(t, `UPDATE contributor_locks SET expires_at = now() - interval '1 second' WHERE contributor_id = $1`, kubo)
+		s.db.Exec(t, `UPDATE contributor_locks SET expires_at = now() - interval '1 second' WHERE contributor_id = $1`, kubo)
 		if got := lockOf(t, kubo); got != "" {
 			t.Errorf("locked_by %q after expiry", got)
 		}
@@ -403,7 +384,7 @@ func TestLock(t *testing.T) {
 
 func TestAdd(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
+	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
 	const missing = "Required parameters missing"
 	tests := []struct {
 		name       string
@@ -440,10 +421,10 @@ func TestAdd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.int(t, `SELECT max(id) FROM contributors`)
+			before := s.db.Int(t, `SELECT max(id) FROM contributors`)
 			status, body := s.do(t, "POST", "/admin-contributors/add"+tt.target, tt.body, s.editor)
 			wantMessage(t, status, body, tt.wantStatus, tt.wantMsg)
-			after := s.int(t, `SELECT max(id) FROM contributors`)
+			after := s.db.Int(t, `SELECT max(id) FROM contributors`)
 			if tt.wantRow == "" {
 				if after != before {
 					t.Errorf("a rejected add inserted a row")
@@ -488,19 +469,19 @@ func TestRacingAdds(t *testing.T) {
 			t.Fatalf("round %d: statuses %v, want one 200 and %d 409", round, count, racers-1)
 		}
 	}
-	if n := s.int(t, `SELECT count(*) FROM contributors WHERE last_name = 'Same'`); n != rounds {
+	if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE last_name = 'Same'`); n != rounds {
 		t.Errorf("%d racers stored, want %d", n, rounds)
 	}
 }
 
 func TestEdit(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
-	s.exec(t, `INSERT INTO contributors (id, client_id, first_name, slug) VALUES (500, 2, 'Elsewhere', 'elsewhere')`)
+	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
+	s.db.Exec(t, `INSERT INTO contributors (id, client_id, first_name, slug) VALUES (500, 2, 'Elsewhere', 'elsewhere')`)
 	// Ids of rows that belong to other contributors than oda.
-	foreignAlias := s.int(t, `SELECT min(id) FROM contributor_aliases WHERE contributor_id = $1`, kubo)
-	foreignDesc := s.int(t, `SELECT min(id) FROM contributor_descriptions WHERE contributor_id = $1`, kubo)
-	foreignRel := s.int(t, `SELECT min(id) FROM contributor_relations WHERE contributor_id = $1`, togashi)
+	foreignAlias := s.db.Int(t, `SELECT min(id) FROM contributor_aliases WHERE contributor_id = $1`, kubo)
+	foreignDesc := s.db.Int(t, `SELECT min(id) FROM contributor_descriptions WHERE contributor_id = $1`, kubo)
+	foreignRel := s.db.Int(t, `SELECT min(id) FROM contributor_relations WHERE contributor_id = $1`, togashi)
 	const missing = "Required parameters missing"
 	name := `"first_name":"Eiichiro","last_name":"Oda"`
 
@@ -660,9 +641,9 @@ func TestEdit(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `UPDATE contributors SET image = 'contributors/18/v3' WHERE id = $1`, one)
-	s.exec(t, `INSERT INTO contributor_locks (contributor_id, locked_by, expires_at) VALUES ($1, 2, now() + interval '1 hour')`, one)
-	s.exec(t, `INSERT INTO series_contributors (series_id, contributor_id, role) SELECT min(id), $1, 'artist' FROM series`, one)
+	s.db.Exec(t, `UPDATE contributors SET image = 'contributors/18/v3' WHERE id = $1`, one)
+	s.db.Exec(t, `INSERT INTO contributor_locks (contributor_id, locked_by, expires_at) VALUES ($1, 2, now() + interval '1 hour')`, one)
+	s.db.Exec(t, `INSERT INTO series_contributors (series_id, contributor_id, role) SELECT min(id), $1, 'artist' FROM series`, one)
 	about := func(id int64) string {
 		return fmt.Sprintf(`SELECT
 			(SELECT count(*) FROM contributors WHERE id = %[1]d) +
@@ -673,10 +654,10 @@ func TestDelete(t *testing.T) {
 			(SELECT count(*) FROM series_contributors WHERE contributor_id = %[1]d) +
 			(SELECT count(*) FROM contributor_locks WHERE contributor_id = %[1]d)`, id)
 	}
-	if n := s.int(t, about(one)); n < 1+1+1+1+2+1+1 {
+	if n := s.db.Int(t, about(one)); n < 1+1+1+1+2+1+1 {
 		t.Fatalf("fixture: only %d rows about ONE", n)
 	}
-	muratasOwn := s.int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata)
+	muratasOwn := s.db.Int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata)
 
 	tests := []struct {
 		name        string
@@ -702,16 +683,16 @@ func TestDelete(t *testing.T) {
 			}
 		})
 	}
-	if n := s.int(t, about(one)); n != 0 {
+	if n := s.db.Int(t, about(one)); n != 0 {
 		t.Errorf("%d rows about ONE survive its delete", n)
 	}
-	if n := s.int(t, about(asano)); n != 0 {
+	if n := s.db.Int(t, about(asano)); n != 0 {
 		t.Errorf("%d rows about Asano survive his delete", n)
 	}
-	if n := s.int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata); n != muratasOwn {
+	if n := s.db.Int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata); n != muratasOwn {
 		t.Errorf("Murata's aliases went with ONE")
 	}
-	if n := s.int(t, `SELECT count(*) FROM contributors`); n != 18 {
+	if n := s.db.Int(t, `SELECT count(*) FROM contributors`); n != 18 {
 		t.Errorf("%d contributors left, want 18", n)
 	}
 }
@@ -734,28 +715,28 @@ func TestEvents(t *testing.T) {
 			if got := decode[listItem](t, body); got.ID != kubo || got.FirstName != "Tite" {
 				t.Errorf("detail %s", body)
 			}
-			if n := s.int(t, `SELECT count(*) FROM contributor_locks WHERE contributor_id = $1 AND locked_by = $2`, kubo, demo.AdminUserID); n != 1 {
+			if n := s.db.Int(t, `SELECT count(*) FROM contributor_locks WHERE contributor_id = $1 AND locked_by = $2`, kubo, demo.AdminUserID); n != 1 {
 				t.Errorf("the admin's detail read took no lock")
 			}
 		}},
 		{"add-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
 			wantMessage(t, 200, body, 200, "Contributor added successfully")
-			if n := s.int(t, `SELECT count(*) FROM contributors WHERE first_name = 'Junji' AND last_name = 'Ito' AND client_id = 1`); n != 1 {
+			if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE first_name = 'Junji' AND last_name = 'Ito' AND client_id = 1`); n != 1 {
 				t.Errorf("no Junji Ito")
 			}
 		}},
 		{"edit-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
 			wantMessage(t, 200, body, 200, "Contributor updated successfully")
-			if n := s.int(t, `SELECT count(*) FROM contributors WHERE id = $1 AND first_name = 'Tite' AND gender = 'male' AND public`, kubo); n != 1 {
+			if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE id = $1 AND first_name = 'Tite' AND gender = 'male' AND public`, kubo); n != 1 {
 				t.Errorf("the edit did not land")
 			}
-			if n := s.int(t, `SELECT count(*) FROM contributor_relations WHERE contributor_id = $1 AND related_id = 4`, kubo); n != 1 {
+			if n := s.db.Int(t, `SELECT count(*) FROM contributor_relations WHERE contributor_id = $1 AND related_id = 4`, kubo); n != 1 {
 				t.Errorf("the relation did not land")
 			}
 		}},
 		{"delete-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
 			wantMessage(t, 200, body, 200, "Contributor deleted successfully")
-			if n := s.int(t, `SELECT count(*) FROM contributors WHERE id = $1`, asano); n != 0 {
+			if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE id = $1`, asano); n != 0 {
 				t.Errorf("contributor 20 is still there")
 			}
 		}},

@@ -56,10 +56,7 @@ func newAvatarServer(t *testing.T, o avatarOptions) *avatarServer {
 	t.Helper()
 	s := &avatarServer{db: o.db, files: o.files, cfg: testenv.AuthConfig(t)}
 	if s.db == nil {
-		s.db = testenv.NewDB(t)
-		if err := demo.Load(context.Background(), s.db.DB); err != nil {
-			t.Fatal(err)
-		}
+		s.db = testenv.NewDemoDB(t)
 	}
 	if s.files == nil {
 		s.files = s3test.NewStore(t)

@@ -1,8 +1,6 @@
 package adminpermissions_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,10 +39,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
 	routes := adminpermissions.Routes(adminpermissions.Deps{Store: db.DB, Auth: sessions})
@@ -63,30 +58,12 @@ func (s *server) do(t *testing.T, method, target string, body any) (int, []byte)
 	return rec.Code, rec.Body.Bytes()
 }
 
-func (s *server) text(t *testing.T, sql string, args ...any) string {
-	t.Helper()
-	var out string
-	if err := s.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&out); err != nil {
-		t.Fatalf("query %.80q: %v", sql, err)
-	}
-	return out
-}
-
 // permissions is every permission and grant, as JSON.
 func (s *server) permissions(t *testing.T) string {
 	t.Helper()
-	return s.text(t, `SELECT jsonb_build_object(
+	return s.db.Text(t, `SELECT jsonb_build_object(
 		'p', (SELECT jsonb_agg(to_jsonb(p) ORDER BY p.id) FROM permissions p),
 		'g', (SELECT jsonb_agg(to_jsonb(g) ORDER BY g.role_id, g.permission_id) FROM role_permissions g))::text`)
-}
-
-func message(t *testing.T, body []byte) httpapi.Response {
-	t.Helper()
-	var r httpapi.Response
-	if err := json.Unmarshal(body, &r); err != nil {
-		t.Fatalf("body %s: %v", body, err)
-	}
-	return r
 }
 
 func TestReadPermissions(t *testing.T) {
@@ -149,7 +126,7 @@ func TestWritePermissions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.permissions(t)
 			status, body := s.do(t, tt.method, tt.target, tt.body)
-			if status != tt.status || message(t, body).Data != tt.msg {
+			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("%d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
 			if status != 200 && s.permissions(t) != before {
@@ -157,10 +134,10 @@ func TestWritePermissions(t *testing.T) {
 			}
 		})
 	}
-	if got := s.text(t, `SELECT name || '|' || description FROM permissions WHERE id = 15`); got != "delete-contributors|Delete them" {
+	if got := s.db.Text(t, `SELECT name || '|' || description FROM permissions WHERE id = 15`); got != "delete-contributors|Delete them" {
 		t.Errorf("edited permission %q", got)
 	}
-	if got := s.text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 1`); got != "0" {
+	if got := s.db.Text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 1`); got != "0" {
 		t.Errorf("%s roles still grant the deleted permission", got)
 	}
 }

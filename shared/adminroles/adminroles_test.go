@@ -1,8 +1,6 @@
 package adminroles_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,10 +39,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
 	routes := adminroles.Routes(adminroles.Deps{Store: db.DB, Auth: sessions})
@@ -63,43 +58,18 @@ func (s *server) do(t *testing.T, method, target string, body any) (int, []byte)
 	return rec.Code, rec.Body.Bytes()
 }
 
-func (s *server) text(t *testing.T, sql string, args ...any) string {
-	t.Helper()
-	var out string
-	if err := s.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&out); err != nil {
-		t.Fatalf("query %.80q: %v", sql, err)
-	}
-	return out
-}
-
-func (s *server) exec(t *testing.T, sql string, args ...any) {
-	t.Helper()
-	if _, err := s.db.Pool.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("exec %.80q: %v", sql, err)
-	}
-}
-
 // roles is every role with its permissions and holders, as JSON.
 func (s *server) roles(t *testing.T) string {
 	t.Helper()
-	return s.text(t, `SELECT jsonb_agg(jsonb_build_object('r', to_jsonb(r),
+	return s.db.Text(t, `SELECT jsonb_agg(jsonb_build_object('r', to_jsonb(r),
 		'p', (SELECT jsonb_agg(permission_id ORDER BY permission_id) FROM role_permissions WHERE role_id = r.id),
 		'u', (SELECT jsonb_agg(user_id ORDER BY user_id) FROM user_roles WHERE role_id = r.id)) ORDER BY r.id)::text
 		FROM roles r`)
 }
 
-func message(t *testing.T, body []byte) httpapi.Response {
-	t.Helper()
-	var r httpapi.Response
-	if err := json.Unmarshal(body, &r); err != nil {
-		t.Fatalf("body %s: %v", body, err)
-	}
-	return r
-}
-
 func TestReadRoles(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `UPDATE roles SET description = NULL WHERE id = 2`)
+	s.db.Exec(t, `UPDATE roles SET description = NULL WHERE id = 2`)
 	tests := []struct {
 		target string
 		status int
@@ -164,10 +134,10 @@ func TestEditRole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, body := s.do(t, http.MethodPost, tt.target, tt.body)
-			if status != tt.status || message(t, body).Data != tt.msg {
+			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("%d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
-			got := s.text(t, `SELECT name || '|' || coalesce(description, '-') || '|' ||
+			got := s.db.Text(t, `SELECT name || '|' || coalesce(description, '-') || '|' ||
 				(SELECT string_agg(permission_id::text, ',' ORDER BY permission_id) FROM role_permissions WHERE role_id = 2)
 				FROM roles WHERE id = 2`)
 			if got != tt.after {
@@ -199,7 +169,7 @@ func TestAddRole(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.roles(t)
 			status, body := s.do(t, http.MethodPost, "/admin-roles/add", tt.body)
-			if status != tt.status || message(t, body).Data != tt.msg {
+			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("%d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
 			if status != 200 && s.roles(t) != before {
@@ -207,7 +177,7 @@ func TestAddRole(t *testing.T) {
 			}
 		})
 	}
-	if got := s.text(t, `SELECT name || '|' || description || '|' || is_default FROM roles WHERE id > 3`); got != "moderator|Moderates contributors|false" {
+	if got := s.db.Text(t, `SELECT name || '|' || description || '|' || is_default FROM roles WHERE id > 3`); got != "moderator|Moderates contributors|false" {
 		t.Errorf("new role %q", got)
 	}
 }
@@ -235,8 +205,8 @@ func TestParallelRoleAdds(t *testing.T) {
 func TestDeleteRole(t *testing.T) {
 	s := newServer(t)
 	// User 10 holds only editor, user 11 editor and admin.
-	s.exec(t, `INSERT INTO users (id, slug, username) VALUES (10, 'u10', 'u10'), (11, 'u11', 'u11')`)
-	s.exec(t, `INSERT INTO user_roles VALUES (10, 2), (11, 2), (11, 1)`)
+	s.db.Exec(t, `INSERT INTO users (id, slug, username) VALUES (10, 'u10', 'u10'), (11, 'u11', 'u11')`)
+	s.db.Exec(t, `INSERT INTO user_roles VALUES (10, 2), (11, 2), (11, 1)`)
 	tests := []struct {
 		name   string
 		target string
@@ -254,11 +224,11 @@ func TestDeleteRole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.setup != "" {
-				s.exec(t, tt.setup)
+				s.db.Exec(t, tt.setup)
 			}
 			before := s.roles(t)
 			status, body := s.do(t, http.MethodDelete, tt.target, nil)
-			if status != tt.status || message(t, body).Data != tt.msg {
+			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("%d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
 			if status != 200 && s.roles(t) != before {
@@ -266,11 +236,11 @@ func TestDeleteRole(t *testing.T) {
 			}
 		})
 	}
-	got := s.text(t, `SELECT string_agg(user_id || ':' || role_id, ' ' ORDER BY user_id, role_id) FROM user_roles`)
+	got := s.db.Text(t, `SELECT string_agg(user_id || ':' || role_id, ' ' ORDER BY user_id, role_id) FROM user_roles`)
 	if want := "1:1 2:3 3:3 10:3 11:1"; got != want {
 		t.Errorf("user roles %q, want %q (holders of only the deleted role have the default)", got, want)
 	}
-	orphans := s.text(t, `SELECT ((SELECT count(*) FROM role_permissions WHERE role_id = 2) +
+	orphans := s.db.Text(t, `SELECT ((SELECT count(*) FROM role_permissions WHERE role_id = 2) +
 		(SELECT count(*) FROM user_roles WHERE role_id = 2))::text`)
 	if orphans != "0" {
 		t.Errorf("%s rows still refer to the deleted role", orphans)
@@ -279,7 +249,7 @@ func TestDeleteRole(t *testing.T) {
 
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `INSERT INTO roles (id, name) VALUES (20, 'doomed')`)
+	s.db.Exec(t, `INSERT INTO roles (id, name) VALUES (20, 'doomed')`)
 	rows := testenv.AuthMatrix{
 		Handler: s.h,
 		DB:      s.db,

@@ -47,10 +47,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
 	s := &server{db: db, cfg: cfg, counter: counter, images: &recordingImages{}}
@@ -73,26 +70,10 @@ func (s *server) do(t *testing.T, method, target string, body any, c *http.Cooki
 	return rec.Code, rec.Body.Bytes()
 }
 
-func (s *server) exec(t *testing.T, sql string, args ...any) {
-	t.Helper()
-	if _, err := s.db.Pool.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("exec %.80q: %v", sql, err)
-	}
-}
-
-func (s *server) text(t *testing.T, sql string, args ...any) string {
-	t.Helper()
-	var out string
-	if err := s.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&out); err != nil {
-		t.Fatalf("query %.80q: %v", sql, err)
-	}
-	return out
-}
-
 // users is every user with their roles, as JSON: what a failed write must leave alone.
 func (s *server) users(t *testing.T) string {
 	t.Helper()
-	return s.text(t, `SELECT jsonb_agg(jsonb_build_object('u', to_jsonb(u),
+	return s.db.Text(t, `SELECT jsonb_agg(jsonb_build_object('u', to_jsonb(u),
 		'roles', (SELECT jsonb_agg(role_id ORDER BY role_id) FROM user_roles WHERE user_id = u.id)) ORDER BY u.id)::text
 		FROM users u`)
 }
@@ -117,16 +98,6 @@ func (r *recordingImages) RemoveProfileImage(_ context.Context, key string) erro
 	return nil
 }
 
-// message decodes a Response Model.
-func message(t *testing.T, body []byte) httpapi.Response {
-	t.Helper()
-	var r httpapi.Response
-	if err := json.Unmarshal(body, &r); err != nil {
-		t.Fatalf("body %s: %v", body, err)
-	}
-	return r
-}
-
 type userList struct {
 	Users []catalog.UserListItem `json:"users"`
 	Max   int64                  `json:"max"`
@@ -136,9 +107,9 @@ type userList struct {
 
 func TestListUsers(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
-	s.exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
-	s.exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (3, 2, now() + interval '1 hour')`)
+	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
+	s.db.Exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
+	s.db.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (3, 2, now() + interval '1 hour')`)
 	tests := []struct {
 		query         string
 		users         string
@@ -308,7 +279,7 @@ func TestEditUser(t *testing.T) {
 			if status != tt.status {
 				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
 			}
-			if m := message(t, body); m.Data != tt.msg || m.Code != tt.status {
+			if m := testenv.Message(t, body); m.Data != tt.msg || m.Code != tt.status {
 				t.Errorf("body %s, want %q", body, tt.msg)
 			}
 			if status != http.StatusOK && s.users(t) != before {
@@ -316,7 +287,7 @@ func TestEditUser(t *testing.T) {
 			}
 		})
 	}
-	if got := s.text(t, `SELECT username || ' ' || age_verified || ' ' || (SELECT string_agg(role_id::text, ',' ORDER BY role_id) FROM user_roles WHERE user_id = 3) FROM users WHERE id = 3`); got != "member false 2,3" {
+	if got := s.db.Text(t, `SELECT username || ' ' || age_verified || ' ' || (SELECT string_agg(role_id::text, ',' ORDER BY role_id) FROM user_roles WHERE user_id = 3) FROM users WHERE id = 3`); got != "member false 2,3" {
 		t.Errorf("member is %q after the edits, want %q", got, "member false 2,3")
 	}
 }
@@ -344,9 +315,9 @@ func TestParallelUsernameEdits(t *testing.T) {
 
 func TestDeleteUser(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `UPDATE users SET profile_image = 'users/3/current' WHERE id = 3`)
-	s.exec(t, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (3, 'discord', '7', 'm')`)
-	s.exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (2, 3, now() + interval '1 hour')`)
+	s.db.Exec(t, `UPDATE users SET profile_image = 'users/3/current' WHERE id = 3`)
+	s.db.Exec(t, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (3, 'discord', '7', 'm')`)
+	s.db.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (2, 3, now() + interval '1 hour')`)
 	tests := []struct {
 		name    string
 		target  string
@@ -363,7 +334,7 @@ func TestDeleteUser(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s.images.fail = strings.Contains(tt.name, "fails")
 			status, body := s.do(t, http.MethodDelete, tt.target, nil, s.admin)
-			if status != tt.status || message(t, body).Data != tt.msg {
+			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("status %d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
 			if got := strings.Join(s.images.removed, ","); got != tt.removed {
@@ -371,7 +342,7 @@ func TestDeleteUser(t *testing.T) {
 			}
 		})
 	}
-	orphans := s.text(t, `SELECT (
+	orphans := s.db.Text(t, `SELECT (
 		(SELECT count(*) FROM users WHERE id IN (2, 3)) +
 		(SELECT count(*) FROM sessions WHERE user_id IN (2, 3)) +
 		(SELECT count(*) FROM oauth_connections WHERE user_id IN (2, 3)) +
@@ -398,13 +369,13 @@ func TestLogoutUser(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, body := s.do(t, http.MethodPost, tt.target, nil, s.admin)
-			if status != tt.status || message(t, body).Data != tt.msg {
+			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("status %d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
 		})
 	}
 	// The editor's cookie stopped working at once; the admin's still works.
-	if status, body := s.do(t, http.MethodGet, "/admin-users", nil, s.editor); status != 401 || message(t, body).Data != apperr.MsgUnauthorized {
+	if status, body := s.do(t, http.MethodGet, "/admin-users", nil, s.editor); status != 401 || testenv.Message(t, body).Data != apperr.MsgUnauthorized {
 		t.Errorf("logged out editor: %d %s, want 401 Unauthorized", status, body)
 	}
 	if status, _ := s.do(t, http.MethodGet, "/admin-users/id/2", nil, s.admin); status != 200 {
@@ -442,7 +413,7 @@ func TestBadParameters(t *testing.T) {
 				}
 				return
 			}
-			if status != http.StatusBadRequest || message(t, body).Data != apperr.MsgMissingParams {
+			if status != http.StatusBadRequest || testenv.Message(t, body).Data != apperr.MsgMissingParams {
 				t.Fatalf("status %d %s, want 400 %q", status, body, apperr.MsgMissingParams)
 			}
 		})
@@ -492,7 +463,7 @@ func TestRoutesHookImages(t *testing.T) {
 
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
-	s.exec(t, `INSERT INTO users (id, slug, username) VALUES (20, 'doomed', 'doomed')`)
+	s.db.Exec(t, `INSERT INTO users (id, slug, username) VALUES (20, 'doomed', 'doomed')`)
 	rows := testenv.AuthMatrix{
 		Handler: s.h,
 		DB:      s.db,
@@ -549,7 +520,7 @@ func TestLambdaEvents(t *testing.T) {
 func wantMessage(msg string) func(t *testing.T, body []byte) {
 	return func(t *testing.T, body []byte) {
 		t.Helper()
-		if m := message(t, body); m.Data != msg || m.Code != http.StatusOK {
+		if m := testenv.Message(t, body); m.Data != msg || m.Code != http.StatusOK {
 			t.Errorf("body %s, want %q", body, msg)
 		}
 	}

@@ -60,13 +60,9 @@ type imgOptions struct {
 
 func newImgServer(t *testing.T, o imgOptions) *imgServer {
 	t.Helper()
-	ctx := context.Background()
 	s := &imgServer{db: o.db, files: o.files, cfg: testenv.AuthConfig(t)}
 	if s.db == nil {
-		s.db = testenv.NewDB(t)
-		if err := demo.Load(ctx, s.db.DB); err != nil {
-			t.Fatal(err)
-		}
+		s.db = testenv.NewDemoDB(t)
 	}
 	if s.files == nil {
 		s.files = s3test.NewStore(t)

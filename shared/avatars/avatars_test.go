@@ -49,10 +49,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	db := testenv.NewDB(t)
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t)
 	f := &fixture{db: db, files: s3test.NewStore(t), notifier: &recorder{}}
 	f.svc = avatars.New(avatars.Deps{
 		Files: f.files, Store: db.DB, Notifier: f.notifier,

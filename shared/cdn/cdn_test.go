@@ -62,12 +62,8 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	ctx := context.Background()
 	counter := &postgres.QueryCounter{}
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	w := &world{db: db, counter: counter, files: &countingFiles{Store: s3test.NewStore(t)},
 		jpegUser: demo.AdminUserID, pngUser: demo.EditorUserID}
 	w.uploads = avatars.New(avatars.Deps{Files: w.files, Store: db.DB, FileService: true})

@@ -20,7 +20,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -65,15 +64,11 @@ type env struct {
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	ctx := context.Background()
 	var dbOpts []postgres.Option
 	if o.counter != nil {
 		dbOpts = append(dbOpts, postgres.WithTracer(o.counter))
 	}
-	db := testenv.NewDB(t, dbOpts...)
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatalf("demo data: %v", err)
-	}
+	db := testenv.NewDemoDB(t, dbOpts...)
 	e := &env{db: db, frontend: o.frontend, stand: map[string]*providertest.Server{}}
 	if e.frontend == "" {
 		e.frontend = testFrontend

@@ -33,10 +33,7 @@ func imageKinds(db *postgres.DB) []imageRefs {
 
 func TestImageReferences(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.NewDB(t)
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t)
 	for _, k := range imageKinds(db.DB) {
 		t.Run(k.name, func(t *testing.T) {
 			column := func() string {

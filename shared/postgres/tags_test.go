@@ -6,7 +6,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -16,10 +15,7 @@ import (
 // catalogDB is a database with the demo data, whose queries counter counts.
 func catalogDB(t *testing.T, counter *postgres.QueryCounter) *testenv.DB {
 	t.Helper()
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatalf("load demo data: %v", err)
-	}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	return db
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -23,10 +22,7 @@ func acctDB(t *testing.T, counter *postgres.QueryCounter) *testenv.DB {
 	if counter != nil {
 		opts = append(opts, postgres.WithTracer(counter))
 	}
-	db := testenv.NewDB(t, opts...)
-	if err := demo.Load(context.Background(), db.DB); err != nil {
-		t.Fatalf("demo data: %v", err)
-	}
+	db := testenv.NewDemoDB(t, opts...)
 	return db
 }
 

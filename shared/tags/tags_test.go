@@ -11,7 +11,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -25,11 +24,8 @@ import (
 func setup(t testing.TB) (http.Handler, *testenv.DB, *postgres.QueryCounter) {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
-	db := testenv.NewDB(t, postgres.WithTracer(counter))
+	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	ctx := context.Background()
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatalf("load demo data: %v", err)
-	}
 	if _, err := db.Pool.Exec(ctx, `
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
 		INSERT INTO tags (id, client_id, name, type) VALUES (1001, 2, 'Mecha', 'theme');`); err != nil {

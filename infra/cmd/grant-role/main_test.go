@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 )
 
@@ -14,10 +13,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestGrantRole(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.NewDB(t)
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t)
 	getenv := func(k string) string { return map[string]string{"DATABASE_URL": db.URL}[k] }
 	tests := []struct {
 		args    []string

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -18,10 +17,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestToken(t *testing.T) {
 	ctx := context.Background()
-	db := testenv.NewDB(t)
-	if err := demo.Load(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.NewDemoDB(t)
 	env := map[string]string{"DATABASE_URL": db.URL, "DB_ENV": "local"}
 	getenv := func(k string) string { return env[k] }
 	cfg, err := config.Load(getenv)
