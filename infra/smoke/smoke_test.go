@@ -21,7 +21,6 @@ import (
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
-	"github.com/mediacatalog/service/shared/dynamo"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -117,11 +116,7 @@ func stackEnv(t testing.TB) (env []string, cookie string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := dynamo.NewClient(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dynamo.EnsureTables(ctx, dc, cfg.StateTable, cfg.RateLimitTable); err != nil {
+	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
 		t.Fatal(err)
 	}
 	if err := stack.EnsureBucket(ctx, cfg.S3Endpoint, cfg.AWSRegion, cfg.Bucket); err != nil {

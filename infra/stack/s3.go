@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -111,13 +110,9 @@ func createBucket(backend gofakes3.Backend, bucket string) error {
 // AWS credentials in the environment it signs with dummy ones, which local servers
 // accept.
 func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
-	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
-	if !awsCredentialsInEnv() {
-		loadOpts = append(loadOpts, awsconfig.WithCredentialsProvider(dummyCredentials))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
+	awsCfg, err := sdkConfig(ctx, region)
 	if err != nil {
-		return fmt.Errorf("ensure bucket %s: load AWS config: %w", bucket, err)
+		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
 	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		o.BaseEndpoint = aws.String(endpoint)

@@ -15,8 +15,16 @@ import (
 
 // Main is the whole body of a function's main: it serves one route group, under
 // Lambda through the API Gateway adapter, elsewhere on PORT.
+//
+// Outside Lambda, SIGINT and SIGTERM shut the server down gracefully. Under Lambda no
+// signal handler is installed: the runtime freezes and ends the process itself, and
+// setting one up (signal.Notify starts the runtime's signal loop) cost about 0.2 ms
+// of every cold start.
 func Main(group Group) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.Background(), func() {}
+	if !lambdahttp.UnderLambda(os.Getenv) {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	}
 	err := Run(ctx, group, os.Getenv)
 	stop()
 	if err != nil {

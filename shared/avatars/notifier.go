@@ -117,7 +117,7 @@ func NewLambdaNotifier(cfg config.Config, endpoint string, client *http.Client) 
 		return nil, errors.New("avatars: CDN_FUNCTION_NAME is required when AVATAR_NOTIFIER=lambda")
 	}
 	if endpoint == "" {
-		endpoint = "https://lambda." + cfg.AWSRegion + ".amazonaws.com"
+		endpoint = awsconfig.Endpoint("lambda", cfg.AWSRegion)
 	}
 	if client == nil {
 		client = &http.Client{Timeout: notifyTimeout}

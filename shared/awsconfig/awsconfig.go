@@ -10,6 +10,7 @@ package awsconfig
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -34,4 +35,15 @@ func Load(region, endpoint string, getenv func(string) string) aws.Config {
 		})
 	}
 	return cfg
+}
+
+// Endpoint is the regional HTTPS endpoint of an AWS service, for the clients that
+// speak a service's API as signed HTTP requests instead of through the SDK's service
+// package: https://<service>.<region>.amazonaws.com (amazonaws.com.cn in China).
+func Endpoint(service, region string) string {
+	domain := "amazonaws.com"
+	if strings.HasPrefix(region, "cn-") {
+		domain = "amazonaws.com.cn"
+	}
+	return "https://" + service + "." + region + "." + domain
 }

@@ -37,3 +37,15 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+func TestEndpoint(t *testing.T) {
+	for _, tt := range []struct{ service, region, want string }{
+		{"dynamodb", "eu-central-1", "https://dynamodb.eu-central-1.amazonaws.com"},
+		{"lambda", "us-east-1", "https://lambda.us-east-1.amazonaws.com"},
+		{"dynamodb", "cn-north-1", "https://dynamodb.cn-north-1.amazonaws.com.cn"},
+	} {
+		if got := awsconfig.Endpoint(tt.service, tt.region); got != tt.want {
+			t.Errorf("Endpoint(%q, %q) = %q, want %q", tt.service, tt.region, got, tt.want)
+		}
+	}
+}

@@ -6,11 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Decision is the outcome of one rate-limited request.
@@ -25,7 +20,7 @@ type Decision struct {
 // RateLimiter counts requests per key in fixed windows, one counter item per key and
 // window, shared by every Lambda instance.
 type RateLimiter struct {
-	client *dynamodb.Client
+	client *Client
 	table  string
 	limit  int
 	window int64 // seconds
@@ -42,7 +37,7 @@ func WithClock(now func() time.Time) LimiterOption {
 
 // NewRateLimiter admits limit requests per key in each window (whole seconds, at
 // least one), windows aligned to the Unix epoch.
-func NewRateLimiter(client *dynamodb.Client, table string, limit int, window time.Duration, opts ...LimiterOption) (*RateLimiter, error) {
+func NewRateLimiter(client *Client, table string, limit int, window time.Duration, opts ...LimiterOption) (*RateLimiter, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("dynamo: rate limit %d: must be at least 1", limit)
 	}
@@ -66,35 +61,32 @@ func (l *RateLimiter) Allow(ctx context.Context, key string) (Decision, error) {
 	now := l.now()
 	start := now.Unix() - now.Unix()%l.window
 	reset := time.Unix(start+l.window, 0)
-	out, err := l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(l.table),
-		Key: map[string]types.AttributeValue{
-			attrKey: &types.AttributeValueMemberS{Value: key + "#" + strconv.FormatInt(start, 10)},
-		},
+	var out itemOutput
+	err := l.client.call(ctx, "UpdateItem", updateItemInput{
+		TableName: l.table,
+		Key:       item{KeyAttribute: str(key + "#" + strconv.FormatInt(start, 10))},
 		// The first request of a window sets the expiry; TTL removes the counter later.
-		UpdateExpression: aws.String("ADD hits :one SET expires_at = if_not_exists(expires_at, :exp)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": &types.AttributeValueMemberN{Value: "1"},
-			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(reset.Unix(), 10)},
+		UpdateExpression: "ADD hits :one SET expires_at = if_not_exists(expires_at, :exp)",
+		ExpressionAttributeValues: item{
+			":one": num(1),
+			":exp": num(reset.Unix()),
 		},
-		ReturnValues: types.ReturnValueUpdatedNew,
-	})
+		ReturnValues: "UPDATED_NEW",
+	}, &out)
 	if err != nil {
 		return Decision{}, fmt.Errorf("dynamo: rate limit: %w", err)
 	}
-	var counter struct {
-		Hits int `dynamodbav:"hits"`
+	hits, err := out.Attributes.num("hits")
+	if err != nil {
+		return Decision{}, fmt.Errorf("dynamo: rate limit: counter: %w", err)
 	}
-	if err := attributevalue.UnmarshalMap(out.Attributes, &counter); err != nil {
-		return Decision{}, fmt.Errorf("dynamo: rate limit: decode counter: %w", err)
-	}
-	if counter.Hits < 1 {
+	if hits < 1 {
 		return Decision{}, errors.New("dynamo: rate limit: no counter in the response")
 	}
 	d := Decision{
-		Allowed:   counter.Hits <= l.limit,
+		Allowed:   hits <= int64(l.limit),
 		Limit:     l.limit,
-		Remaining: max(l.limit-counter.Hits, 0),
+		Remaining: max(l.limit-int(hits), 0),
 		Reset:     reset,
 	}
 	if !d.Allowed {

@@ -7,11 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // ErrInvalidState is returned by Consume for a state token that is unknown, already
@@ -36,15 +31,13 @@ type State struct {
 	ExpiresAt time.Time
 }
 
-// stateItem is State as stored; expires_at is unix seconds, the table's TTL attribute.
-type stateItem struct {
-	Token     string `dynamodbav:"pk"`
-	Provider  string `dynamodbav:"provider"`
-	Flow      Flow   `dynamodbav:"flow"`
-	UserID    string `dynamodbav:"user_id,omitempty"`
-	Verifier  string `dynamodbav:"verifier,omitempty"`
-	ExpiresAt int64  `dynamodbav:"expires_at"`
-}
+// The attributes of a state item besides the key (the token) and expires_at.
+const (
+	attrProvider = "provider"
+	attrFlow     = "flow"
+	attrUserID   = "user_id"
+	attrVerifier = "verifier"
+)
 
 // maxTokenLen bounds what Consume sends to DynamoDB: NewToken makes 43 characters, and
 // a client-supplied state of any other shape is simply invalid.
@@ -59,12 +52,12 @@ func NewToken() string {
 
 // StateStore keeps OAuth state tokens, each usable once.
 type StateStore struct {
-	client *dynamodb.Client
+	client *Client
 	table  string
 }
 
 // NewStateStore returns a store over the given table.
-func NewStateStore(client *dynamodb.Client, table string) *StateStore {
+func NewStateStore(client *Client, table string) *StateStore {
 	return &StateStore{client: client, table: table}
 }
 
@@ -74,22 +67,23 @@ func (s *StateStore) Put(ctx context.Context, st State) error {
 	if err := st.validate(); err != nil {
 		return fmt.Errorf("dynamo: put OAuth state: %w", err)
 	}
-	item, err := attributevalue.MarshalMap(stateItem{
-		Token:     st.Token,
-		Provider:  st.Provider,
-		Flow:      st.Flow,
-		UserID:    st.UserID,
-		Verifier:  st.Verifier,
-		ExpiresAt: st.ExpiresAt.Unix(),
-	})
-	if err != nil {
-		return fmt.Errorf("dynamo: put OAuth state: %w", err)
+	it := item{
+		KeyAttribute:     str(st.Token),
+		attrProvider:     str(st.Provider),
+		attrFlow:         str(string(st.Flow)),
+		ExpiresAttribute: num(st.ExpiresAt.Unix()),
 	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(s.table),
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
+	if st.UserID != "" {
+		it[attrUserID] = str(st.UserID)
+	}
+	if st.Verifier != "" {
+		it[attrVerifier] = str(st.Verifier)
+	}
+	err := s.client.call(ctx, "PutItem", putItemInput{
+		TableName:           s.table,
+		Item:                it,
+		ConditionExpression: "attribute_not_exists(pk)",
+	}, &struct{}{})
 	if err != nil {
 		return fmt.Errorf("dynamo: put OAuth state: %w", err)
 	}
@@ -119,30 +113,30 @@ func (s *StateStore) Consume(ctx context.Context, token string) (State, error) {
 	if !validToken(token) {
 		return State{}, ErrInvalidState
 	}
-	out, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:           aws.String(s.table),
-		Key:                 map[string]types.AttributeValue{attrKey: &types.AttributeValueMemberS{Value: token}},
-		ConditionExpression: aws.String("attribute_exists(pk)"),
-		ReturnValues:        types.ReturnValueAllOld,
-	})
-	var notFound *types.ConditionalCheckFailedException
-	if errors.As(err, &notFound) {
+	var out itemOutput
+	err := s.client.call(ctx, "DeleteItem", deleteItemInput{
+		TableName:           s.table,
+		Key:                 item{KeyAttribute: str(token)},
+		ConditionExpression: "attribute_exists(pk)",
+		ReturnValues:        "ALL_OLD",
+	}, &out)
+	if isCode(err, "ConditionalCheckFailedException") {
 		return State{}, ErrInvalidState
 	}
 	if err != nil {
 		return State{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
 	}
-	var it stateItem
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
-		return State{}, fmt.Errorf("dynamo: consume OAuth state: decode: %w", err)
+	expires, err := out.Attributes.num(ExpiresAttribute)
+	if err != nil {
+		return State{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
 	}
 	st := State{
-		Token:     it.Token,
-		Provider:  it.Provider,
-		Flow:      it.Flow,
-		UserID:    it.UserID,
-		Verifier:  it.Verifier,
-		ExpiresAt: time.Unix(it.ExpiresAt, 0),
+		Token:     out.Attributes.str(KeyAttribute),
+		Provider:  out.Attributes.str(attrProvider),
+		Flow:      Flow(out.Attributes.str(attrFlow)),
+		UserID:    out.Attributes.str(attrUserID),
+		Verifier:  out.Attributes.str(attrVerifier),
+		ExpiresAt: time.Unix(expires, 0),
 	}
 	// TTL deletion lags by up to days: an expired item may still be there.
 	if !time.Now().Before(st.ExpiresAt) {

@@ -2,10 +2,8 @@ package oauth_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -16,9 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
@@ -56,7 +51,6 @@ type env struct {
 	h        http.Handler
 	sessions *auth.Sessions
 	states   *dynamo.StateStore
-	client   *dynamodb.Client
 	stand    map[string]*providertest.Server
 	frontend string
 	offset   atomic.Int64 // the state clock's offset from the real clock
@@ -98,16 +92,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 			vars[k] = v
 		}
 	}
-	var stateTable, rateTable string
-	e.client, stateTable, rateTable = dynamoTables(t)
-	e.states = dynamo.NewStateStore(e.client, stateTable)
+	client, stateTable, rateTable := testenv.DynamoTables(t)
+	e.states = dynamo.NewStateStore(client, stateTable)
 	limiter := o.limiter
 	if limiter == nil {
 		limit := o.limit
 		if limit == 0 {
 			limit = 1_000_000
 		}
-		l, err := dynamo.NewRateLimiter(e.client, rateTable, limit, 15*time.Minute)
+		l, err := dynamo.NewRateLimiter(client, rateTable, limit, 15*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,28 +119,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 	})
 	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: []string{e.frontend}})
 	return e
-}
-
-// dynamoTables creates a state and a rate-limit table of the test's own.
-func dynamoTables(t *testing.T) (*dynamodb.Client, string, string) {
-	t.Helper()
-	ctx := context.Background()
-	client, err := dynamo.NewClient(ctx, config.Config{AWSRegion: "us-east-1", DynamoEndpoint: testenv.DynamoEndpoint(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	suffix := make([]byte, 6)
-	_, _ = rand.Read(suffix)
-	stateTable, rateTable := "oauth-state-"+hex.EncodeToString(suffix), "oauth-rate-"+hex.EncodeToString(suffix)
-	if err := dynamo.EnsureTables(ctx, client, stateTable, rateTable); err != nil {
-		t.Fatalf("EnsureTables: %v", err)
-	}
-	t.Cleanup(func() {
-		for _, name := range []string{stateTable, rateTable} {
-			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
-		}
-	})
-	return client, stateTable, rateTable
 }
 
 // do serves a request through the handler, checked against the OpenAPI document.

@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -143,10 +142,7 @@ func TestRateLimiterUnavailable(t *testing.T) {
 	ln := httptest.NewServer(http.NotFoundHandler())
 	dead := ln.URL
 	ln.Close()
-	client, err := dynamo.NewClient(context.Background(), config.Config{AWSRegion: "us-east-1", DynamoEndpoint: dead})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := dynamo.NewClient(config.Config{AWSRegion: "us-east-1", DynamoEndpoint: dead})
 	limiter, err := dynamo.NewRateLimiter(client, "unreachable", 20, 15*time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,7 @@ var Group = app.Group{Name: "oauth",
 		if err != nil {
 			return nil, err
 		}
-		dc, err := dynamo.NewClient(ctx, a.Config)
-		if err != nil {
-			return nil, err
-		}
+		dc := dynamo.NewClient(a.Config)
 		limiter, err := dynamo.NewRateLimiter(dc, a.Config.RateLimitTable, a.Config.OAuthRateLimit, a.Config.OAuthRateWindow)
 		if err != nil {
 			return nil, err

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Image storage layout. Each upload of a picture is stored as two objects under a
@@ -47,8 +47,6 @@ type ImageSet struct {
 	Ext   string
 }
 
-var refPattern = regexp.MustCompile(`^(users|contributors)/([1-9][0-9]{0,18})/([0-9a-f]{16}-[0-9a-f]{8})\.(jpg|png)$`)
-
 // NewImageSet names a fresh set of objects for owner's record id, whose renditions
 // are high and scaled of the given content type (image/jpeg or image/png).
 func NewImageSet(owner Owner, id int64, contentType string, high, scaled []byte) (ImageSet, error) {
@@ -67,18 +65,52 @@ func NewImageSet(owner Owner, id int64, contentType string, high, scaled []byte)
 	return ImageSet{Owner: owner, ID: id, Name: name, Ext: ext}, nil
 }
 
-// ParseRef reads a reference as the database stores it.
+// ParseRef reads a reference as the database stores it:
+// (users|contributors)/<id without leading zeros>/<16 hex>-<8 hex>.(jpg|png), lower-case
+// hex. It is parsed by hand rather than with a regular expression compiled at package
+// init, which every function linking this package would pay at its cold start.
 func ParseRef(ref string) (ImageSet, error) {
-	m := refPattern.FindStringSubmatch(ref)
-	if m == nil {
+	bad := func() (ImageSet, error) {
 		return ImageSet{}, fmt.Errorf("s3store: %q is not an image reference", ref)
 	}
-	id, err := strconv.ParseInt(m[2], 10, 64)
-	if err != nil {
-		return ImageSet{}, fmt.Errorf("s3store: %q is not an image reference: %w", ref, err)
+	parts := strings.Split(ref, "/")
+	if len(parts) != 3 {
+		return bad()
 	}
-	return ImageSet{Owner: Owner(m[1]), ID: id, Name: m[3], Ext: m[4]}, nil
+	owner := Owner(parts[0])
+	if owner != Users && owner != Contributors {
+		return bad()
+	}
+	digits := parts[1]
+	if len(digits) == 0 || len(digits) > 19 || digits[0] == '0' || !allOf(digits, isDigit) {
+		return bad()
+	}
+	id, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return bad()
+	}
+	name, ext, ok := strings.Cut(parts[2], ".")
+	if !ok || (ext != "jpg" && ext != "png") {
+		return bad()
+	}
+	hash, nonce, ok := strings.Cut(name, "-")
+	if !ok || len(hash) != 16 || len(nonce) != 8 || !allOf(hash, isLowerHex) || !allOf(nonce, isLowerHex) {
+		return bad()
+	}
+	return ImageSet{Owner: owner, ID: id, Name: name, Ext: ext}, nil
 }
+
+func allOf(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
+func isLowerHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' }
 
 // Ref is the reference the database stores for the set.
 func (s ImageSet) Ref() string {

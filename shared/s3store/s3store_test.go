@@ -171,6 +171,13 @@ func TestParseRefRejects(t *testing.T) {
 		"users/12/0123456789ABCDEF-01234567.jpg",    // upper case
 		"users/99999999999999999999/0123456789abcdef-01234567.jpg",
 		"publishers/kodansha.png",
+		"users/12/0123456789abcdef-01234567.jpg.png",              // two extensions
+		"users/12/0123456789abcdef-0123456.jpg",                   // short nonce
+		"users/12/0123456789abcdef_01234567.jpg",                  // no dash
+		"users/012/0123456789abcdef-01234567.jpg",                 // leading zero
+		"users/12/0123456789abcdeg-01234567.jpg",                  // not hex
+		"users/12/0123456789abcdef-01234567.jpg/x",                // extra segment
+		"users/9223372036854775808/0123456789abcdef-01234567.jpg", // over int64
 	} {
 		if set, err := s3store.ParseRef(ref); err == nil {
 			t.Errorf("ParseRef(%q) = %+v, want an error", ref, set)

@@ -21,7 +21,6 @@ import (
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
-	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 	"github.com/mediacatalog/service/shared/routegroups"
@@ -102,11 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	fmt.Fprintln(out, "migrations applied")
-	dc, err := dynamo.NewClient(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if err := dynamo.EnsureTables(ctx, dc, cfg.StateTable, cfg.RateLimitTable); err != nil {
+	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "dynamodb tables %s, %s ready\n", cfg.StateTable, cfg.RateLimitTable)

@@ -24,7 +24,6 @@ import (
 
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/config"
-	"github.com/mediacatalog/service/shared/dynamo"
 )
 
 func main() {
@@ -164,11 +163,7 @@ func envList(env map[string]string) []string {
 
 // prepare creates the DynamoDB tables and the bucket the service expects.
 func prepare(ctx context.Context, cfg config.Config) error {
-	client, err := dynamo.NewClient(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if err := dynamo.EnsureTables(ctx, client, cfg.StateTable, cfg.RateLimitTable); err != nil {
+	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
 		return err
 	}
 	return stack.EnsureBucket(ctx, cfg.S3Endpoint, cfg.AWSRegion, cfg.Bucket)

@@ -1,30 +1,30 @@
-package dynamo_test
+package testenv
 
 import (
 	"context"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/mediacatalog/service/shared/dynamo"
+	"github.com/mediacatalog/service/infra/stack"
 )
 
-func TestEnsureTables(t *testing.T) {
-	client, stateTable, rateTable := tables(t)
+// The tables the stack creates have the shape the template declares and the stores
+// expect, and creating them again changes nothing.
+func TestDynamoTables(t *testing.T) {
+	_, stateTable, rateTable := DynamoTables(t)
 	ctx := context.Background()
-	// A second call finds both tables and changes nothing.
-	if err := dynamo.EnsureTables(ctx, client, stateTable, rateTable); err != nil {
+	endpoint := DynamoEndpoint(t)
+	if err := stack.EnsureTables(ctx, endpoint, dynamoRegion, stateTable, rateTable); err != nil {
 		t.Fatalf("EnsureTables again: %v", err)
 	}
 	for _, name := range []string{stateTable, rateTable} {
 		t.Run(name, func(t *testing.T) {
-			out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+			tbl, err := stack.DescribeTable(ctx, endpoint, dynamoRegion, name)
 			if err != nil {
 				t.Fatalf("DescribeTable: %v", err)
 			}
-			tbl := out.Table
 			if tbl.TableStatus != types.TableStatusActive {
 				t.Errorf("status = %s, want ACTIVE", tbl.TableStatus)
 			}

@@ -1,0 +1,39 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/dynamo"
+)
+
+// dynamoRegion is the region the tests' DynamoDB clients sign for.
+const dynamoRegion = "us-east-1"
+
+// DynamoConfig is a configuration whose DynamoDB is the test server.
+func DynamoConfig(t testing.TB) config.Config {
+	t.Helper()
+	return config.Config{AWSRegion: dynamoRegion, DynamoEndpoint: DynamoEndpoint(t)}
+}
+
+// DynamoTables creates an OAuth state table and a rate-limit table of the test's own
+// on the test server, deletes them when the test ends, and returns a client of that
+// server with the two tables' names.
+func DynamoTables(t testing.TB) (client *dynamo.Client, stateTable, rateTable string) {
+	t.Helper()
+	cfg := DynamoConfig(t)
+	suffix := randomHex(6)
+	stateTable, rateTable = "state-"+suffix, "rate-"+suffix
+	ctx := context.Background()
+	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, stateTable, rateTable); err != nil {
+		t.Fatalf("create DynamoDB tables: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := stack.DeleteTables(context.Background(), cfg.DynamoEndpoint, cfg.AWSRegion, stateTable, rateTable); err != nil {
+			t.Errorf("delete DynamoDB tables: %v", err)
+		}
+	})
+	return dynamo.NewClient(cfg), stateTable, rateTable
+}
