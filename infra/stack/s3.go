@@ -110,14 +110,10 @@ func createBucket(backend gofakes3.Backend, bucket string) error {
 // AWS credentials in the environment it signs with dummy ones, which local servers
 // accept.
 func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
-	awsCfg, err := sdkConfig(ctx, region)
+	client, err := s3Client(ctx, endpoint, region)
 	if err != nil {
 		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
 	}
-	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
-		o.UsePathStyle = true
-	})
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err == nil {
 		return nil
 	}
@@ -133,6 +129,30 @@ func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
 		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
 	}
 	return nil
+}
+
+// DeleteBucket removes an empty bucket (the tests' own, when they end).
+func DeleteBucket(ctx context.Context, endpoint, region, bucket string) error {
+	client, err := s3Client(ctx, endpoint, region)
+	if err == nil {
+		_, err = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
+	}
+	if err != nil {
+		return fmt.Errorf("delete bucket %s: %w", bucket, err)
+	}
+	return nil
+}
+
+// s3Client is an SDK client of an S3-compatible server, addressed path-style.
+func s3Client(ctx context.Context, endpoint, region string) (*s3.Client, error) {
+	awsCfg, err := sdkConfig(ctx, region)
+	if err != nil {
+		return nil, err
+	}
+	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+		o.UsePathStyle = true
+	}), nil
 }
 
 // dummyCredentials sign requests to local servers, which do not check them.

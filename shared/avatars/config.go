@@ -14,7 +14,7 @@ import (
 // store, and, when notify is set (admin-users), the cdn notifier. Creating the clients
 // reads configuration only; nothing connects before a request needs it.
 func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool) (*Service, error) {
-	files, err := s3store.New(ctx, cfg)
+	files, err := s3store.New(cfg)
 	if err != nil {
 		return nil, err
 	}

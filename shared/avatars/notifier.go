@@ -1,10 +1,7 @@
 package avatars
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,10 +14,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/mediacatalog/service/shared/awsconfig"
 
+	"github.com/mediacatalog/service/shared/awsapi"
 	"github.com/mediacatalog/service/shared/config"
 )
 
@@ -94,18 +89,15 @@ func (n *HTTPNotifier) AvatarChanged(ctx context.Context, userID int64) error {
 // event that POST /user/avatar/change/<id> would bring. The invocation is synchronous
 // (RequestResponse), so that a failing cdn function is seen and logged by the caller
 // rather than lost in the asynchronous queue; it takes a few milliseconds when the
-// function is warm.
+// function is warm. A throttled or failed invocation is retried (awsapi): the change
+// is idempotent.
 //
 // It speaks Lambda's Invoke API (POST /2015-03-31/functions/<name>/invocations) as a
-// SigV4-signed HTTP request rather than through the SDK's lambda client: that client's
+// signed request rather than through the SDK's lambda client: that client's
 // initialisation alone cost admin-users 4 ms of every cold start, for one call.
 type LambdaNotifier struct {
-	endpoint string
+	api      *awsapi.Client
 	function string
-	region   string
-	creds    aws.CredentialsProvider
-	signer   *v4.Signer
-	client   *http.Client
 	now      func() time.Time
 }
 
@@ -116,19 +108,12 @@ func NewLambdaNotifier(cfg config.Config, endpoint string, client *http.Client) 
 	if cfg.CDNFunctionName == "" {
 		return nil, errors.New("avatars: CDN_FUNCTION_NAME is required when AVATAR_NOTIFIER=lambda")
 	}
-	if endpoint == "" {
-		endpoint = awsconfig.Endpoint("lambda", cfg.AWSRegion)
-	}
 	if client == nil {
 		client = &http.Client{Timeout: notifyTimeout}
 	}
 	return &LambdaNotifier{
-		endpoint: strings.TrimRight(endpoint, "/"),
+		api:      awsapi.New("lambda", cfg.AWSRegion, endpoint, os.Getenv, awsapi.WithHTTPClient(client)),
 		function: cfg.CDNFunctionName,
-		region:   cfg.AWSRegion,
-		creds:    awsconfig.Load(cfg.AWSRegion, endpoint, os.Getenv).Credentials,
-		signer:   v4.NewSigner(),
-		client:   client,
 		now:      time.Now,
 	}, nil
 }
@@ -144,44 +129,44 @@ func (n *LambdaNotifier) AvatarChanged(ctx context.Context, userID int64) error 
 	if err != nil {
 		return fail("encode event: %w", err)
 	}
-	target := n.endpoint + "/2015-03-31/functions/" + url.PathEscape(n.function) + "/invocations"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
-	if err != nil {
-		return fail("%w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Amz-Invocation-Type", "RequestResponse")
-	creds, err := n.creds.Retrieve(ctx)
-	if err != nil {
-		return fail("credentials: %w", err)
-	}
-	sum := sha256.Sum256(payload)
-	if err := n.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "lambda", n.region, n.now()); err != nil {
-		return fail("sign: %w", err)
-	}
-	resp, err := n.client.Do(req)
+	resp, err := n.api.Do(ctx, awsapi.Request{
+		Method: http.MethodPost,
+		URL:    n.api.Endpoint() + "/2015-03-31/functions/" + url.PathEscape(n.function) + "/invocations",
+		Header: http.Header{"Content-Type": {"application/json"}, "X-Amz-Invocation-Type": {"RequestResponse"}},
+		Body:   payload,
+	}, checkInvoke)
 	if err != nil {
 		return fail("invoke %s: %w", n.function, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fail("read the response of %s: %w", n.function, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fail("invoke %s: %s %s: %.500s", n.function, resp.Status, resp.Header.Get("X-Amzn-Errortype"), body)
-	}
 	if fe := resp.Header.Get("X-Amz-Function-Error"); fe != "" {
-		return fail("%s failed (%s): %.500s", n.function, fe, body)
+		return fail("%s failed (%s): %.500s", n.function, fe, resp.Body)
 	}
 	var out events.APIGatewayV2HTTPResponse
-	if err := json.Unmarshal(body, &out); err != nil {
+	if err := json.Unmarshal(resp.Body, &out); err != nil {
 		return fail("decode the response of %s: %w", n.function, err)
 	}
 	if out.StatusCode != http.StatusOK {
 		return fail("%s answered %d: %.500s", n.function, out.StatusCode, out.Body)
 	}
 	return nil
+}
+
+// checkInvoke reads the Invoke API's errors: the code in X-Amzn-Errortype, a JSON
+// body with the message.
+func checkInvoke(resp *awsapi.Response) error {
+	if resp.Status == http.StatusOK {
+		return nil
+	}
+	code, _, _ := strings.Cut(resp.Header.Get("X-Amzn-Errortype"), ":")
+	if code == "" {
+		return awsapi.Unexpected(resp)
+	}
+	var body struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(resp.Body, &body)
+	return &awsapi.Error{Status: resp.Status, Code: code, Message: body.Message,
+		Retryable: code == "TooManyRequestsException" || code == "ServiceException"}
 }
 
 // changeEvent is the API Gateway HTTP API (payload 2.0) event of

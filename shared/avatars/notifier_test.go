@@ -15,6 +15,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/awsapi/awsapitest"
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -98,6 +99,7 @@ func TestHTTPNotifier(t *testing.T) {
 type lambdaStandIn struct {
 	t        *testing.T
 	function string
+	region   string
 	mu       sync.Mutex
 	events   []events.APIGatewayV2HTTPRequest
 	invTypes []string
@@ -119,9 +121,7 @@ func (l *lambdaStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	l.events = append(l.events, ev)
 	l.invTypes = append(l.invTypes, r.Header.Get("X-Amz-Invocation-Type"))
-	if auth := r.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/lambda/aws4_request") {
-		l.t.Errorf("lambda stand-in: request is not SigV4-signed for lambda: %q", auth)
-	}
+	awsapitest.VerifySignature(l.t, r, payload, "lambda", l.region)
 	fail := l.fail
 	l.mu.Unlock()
 	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
@@ -143,7 +143,7 @@ func (l *lambdaStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestLambdaNotifier(t *testing.T) {
 	ctx := context.Background()
-	stand := &lambdaStandIn{t: t, function: "media-catalog-cdn"}
+	stand := &lambdaStandIn{t: t, function: "media-catalog-cdn", region: "us-east-1"}
 	srv := httptest.NewServer(stand)
 	defer srv.Close()
 	cfg, err := loadConfig(t, map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": stand.function})

@@ -19,14 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/cloudfront"
-
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
+	"github.com/mediacatalog/service/shared/awsapi/awsapitest"
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -339,6 +336,7 @@ func TestMissingObjects(t *testing.T) {
 
 // cloudFront speaks CloudFront's CreateInvalidation (REST-XML).
 type cloudFront struct {
+	t       *testing.T
 	mu      sync.Mutex
 	dist    string
 	batches [][]string
@@ -360,6 +358,7 @@ func (c *cloudFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Paths           []string `xml:"Paths>Items>Path"`
 	}
 	body, _ := io.ReadAll(r.Body)
+	awsapitest.VerifySignature(c.t, r, body, "cloudfront", "us-east-1")
 	if err := xml.Unmarshal(body, &batch); err != nil || batch.CallerReference == "" || batch.Quantity != len(batch.Paths) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
@@ -373,9 +372,8 @@ func (c *cloudFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestChange(t *testing.T) {
-	ctx := context.Background()
 	w := newWorld(t)
-	cf := &cloudFront{dist: "E2EXAMPLE12345"}
+	cf := &cloudFront{t: t, dist: "E2EXAMPLE12345"}
 	srv := httptest.NewServer(cf)
 	defer srv.Close()
 	cfg, err := config.Load(func(k string) string {
@@ -384,11 +382,7 @@ func TestChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := cdn.NewCloudFront(ctx, cfg, func(o *cloudfront.Options) {
-		o.BaseEndpoint = aws.String(srv.URL)
-		o.Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
-		o.RetryMaxAttempts = 1
-	})
+	inv, err := cdn.NewCloudFront(cfg, srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +421,7 @@ func TestChange(t *testing.T) {
 			}
 		})
 	}
-	if _, err := cdn.NewCloudFront(ctx, config.Config{}); err == nil {
+	if _, err := cdn.NewCloudFront(config.Config{}, ""); err == nil {
 		t.Error("a CloudFront invalidator without a distribution was made")
 	}
 }

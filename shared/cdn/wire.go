@@ -15,13 +15,13 @@ var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES",
 		if err != nil {
 			return nil, err
 		}
-		files, err := s3store.New(ctx, a.Config)
+		files, err := s3store.New(a.Config)
 		if err != nil {
 			return nil, err
 		}
 		d := Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
 		if a.Config.CloudFrontDistID != "" {
-			cf, err := NewCloudFront(ctx, a.Config)
+			cf, err := NewCloudFront(a.Config, "")
 			if err != nil {
 				return nil, err
 			}

@@ -1,25 +1,19 @@
 package dynamo_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
-	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/awsapi/awsapitest"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/dynamo"
 )
@@ -71,7 +65,7 @@ func (s *standIn) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/" || r.Header.Get("Content-Type") != "application/x-amz-json-1.0" {
 		s.t.Errorf("request %s %s, content type %q: not DynamoDB's JSON protocol", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
 	}
-	s.checkSignature(r, body)
+	awsapitest.VerifySignature(s.t, r, body, "dynamodb", "eu-central-1")
 	if a.crc == "" {
 		a.crc = strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(a.body))), 10)
 	}
@@ -81,43 +75,6 @@ func (s *standIn) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	w.WriteHeader(a.status)
 	_, _ = io.WriteString(w, a.body)
-}
-
-// checkSignature signs the same request again, as AWS does on receipt, and compares.
-func (s *standIn) checkSignature(r *http.Request, body []byte) {
-	auth := r.Header.Get("Authorization")
-	signed, ok := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 ")
-	if !ok || !strings.Contains(signed, "/eu-central-1/dynamodb/aws4_request") {
-		s.t.Errorf("Authorization %q: not a SigV4 signature for dynamodb in eu-central-1", auth)
-		return
-	}
-	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
-	if err != nil {
-		s.t.Errorf("X-Amz-Date: %v", err)
-		return
-	}
-	again, _ := http.NewRequest(r.Method, s.url+r.URL.RequestURI(), bytes.NewReader(body))
-	for _, part := range strings.Split(signed, ", ") {
-		if names, ok := strings.CutPrefix(part, "SignedHeaders="); ok {
-			for _, h := range strings.Split(names, ";") {
-				if h != "host" {
-					again.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
-				}
-			}
-		}
-	}
-	again.Header.Del("Authorization")
-	creds, err := awsconfig.Load("eu-central-1", s.url, os.Getenv).Credentials.Retrieve(context.Background())
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), "dynamodb", "eu-central-1", at); err != nil {
-		s.t.Fatal(err)
-	}
-	if want := again.Header.Get("Authorization"); want != auth {
-		s.t.Errorf("signature does not verify:\n got %s\nwant %s", auth, want)
-	}
 }
 
 func (s *standIn) count() int {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mediacatalog/service/shared/awsapi"
 )
 
 // ErrInvalidState is returned by Consume for a state token that is unknown, already
@@ -120,7 +122,7 @@ func (s *StateStore) Consume(ctx context.Context, token string) (State, error) {
 		ConditionExpression: "attribute_exists(pk)",
 		ReturnValues:        "ALL_OLD",
 	}, &out)
-	if isCode(err, "ConditionalCheckFailedException") {
+	if awsapi.IsCode(err, "ConditionalCheckFailedException") {
 		return State{}, ErrInvalidState
 	}
 	if err != nil {

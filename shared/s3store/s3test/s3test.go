@@ -10,9 +10,6 @@ import (
 	"net"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/config"
@@ -41,18 +38,14 @@ func Config(t testing.TB) config.Config {
 		t.Fatalf("s3test: create bucket: %v", err)
 	}
 	t.Cleanup(func() {
-		store, err := s3store.New(ctx, cfg)
+		store, err := s3store.New(cfg)
 		if err != nil {
 			return
 		}
 		if keys, err := store.List(ctx, ""); err == nil && len(keys) > 0 {
 			_ = store.Delete(ctx, keys...)
 		}
-		client := s3.New(s3.Options{
-			Region: cfg.AWSRegion, BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
-			Credentials: aws.AnonymousCredentials{},
-		})
-		_, _ = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String(cfg.Bucket)})
+		_ = stack.DeleteBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket)
 	})
 	return cfg
 }
@@ -60,7 +53,7 @@ func Config(t testing.TB) config.Config {
 // NewStore returns a store on a fresh bucket of the test's own (see Config).
 func NewStore(t testing.TB) *s3store.Store {
 	t.Helper()
-	store, err := s3store.New(context.Background(), Config(t))
+	store, err := s3store.New(Config(t))
 	if err != nil {
 		t.Fatalf("s3test: store: %v", err)
 	}
@@ -86,9 +79,7 @@ func Unreachable(t testing.TB) *s3store.Store {
 	if err != nil {
 		t.Fatalf("s3test: config: %v", err)
 	}
-	store, err := s3store.New(context.Background(), cfg, func(o *s3.Options) {
-		o.RetryMaxAttempts = 1
-	})
+	store, err := s3store.New(cfg)
 	if err != nil {
 		t.Fatalf("s3test: store: %v", err)
 	}
