@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gosimple/slug"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mediacatalog/service/shared/apperr"
@@ -252,7 +251,7 @@ func normalizeAccount(acct catalog.ProviderAccount) catalog.ProviderAccount {
 // usernameBase is the slug of a display name, at most usernameMax long,
 // "<provider>-user" when nothing of it transliterates to letters or digits.
 func usernameBase(provider, displayName string) string {
-	s := slug.Make(displayName)
+	s := slugify(displayName)
 	if len(s) > usernameMax {
 		s = s[:usernameMax]
 		if i := strings.LastIndexByte(s, '-'); i > usernameMax/2 {

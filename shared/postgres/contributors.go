@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gosimple/slug"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -169,7 +168,7 @@ func contributorSlug(first string, last *string) string {
 	if last != nil {
 		name += " " + *last
 	}
-	s := slug.Make(name)
+	s := slugify(name)
 	if len(s) > contributorSlugMax {
 		s = s[:contributorSlugMax]
 		if i := strings.LastIndexByte(s, '-'); i > contributorSlugMax/2 {
