@@ -133,8 +133,10 @@ type Check func(*Response) error
 // which the x-amz-content-sha256 header also carries (S3 requires it; the others
 // ignore it).
 func (c *Client) Do(ctx context.Context, req Request, check Check) (*Response, error) {
+	sum := sha256.Sum256(req.Body)
+	hash := hex.EncodeToString(sum[:])
 	for attempt := 1; ; attempt++ {
-		resp, err := c.attempt(ctx, req, check)
+		resp, err := c.attempt(ctx, req, hash, check)
 		switch {
 		case err == nil:
 			return resp, nil
@@ -146,13 +148,13 @@ func (c *Client) Do(ctx context.Context, req Request, check Check) (*Response, e
 		delay := time.Duration(rand.Int64N(int64(c.backoff<<(attempt-1)) + 1)) // full jitter
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (after %v)", ctx.Err(), err)
+			return nil, fmt.Errorf("%w (after %w)", ctx.Err(), err)
 		case <-time.After(delay):
 		}
 	}
 }
 
-func (c *Client) attempt(ctx context.Context, r Request, check Check) (*Response, error) {
+func (c *Client) attempt(ctx context.Context, r Request, hash string, check Check) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		return nil, err
@@ -165,8 +167,6 @@ func (c *Client) attempt(ctx context.Context, r Request, check Check) (*Response
 	}
 	// Checksums and lengths are of the body as sent: no transparent decompression.
 	req.Header.Set("Accept-Encoding", "identity")
-	sum := sha256.Sum256(r.Body)
-	hash := hex.EncodeToString(sum[:])
 	req.Header.Set("X-Amz-Content-Sha256", hash)
 	creds, err := c.creds.Retrieve(ctx)
 	if err != nil {

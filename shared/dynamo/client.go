@@ -35,9 +35,6 @@ var retryCodes = map[string]bool{
 	"InternalServerError": true, "ServiceUnavailable": true, "TransactionInProgressException": true,
 }
 
-// errCorrupt is an answer whose body does not match its X-Amz-Crc32 (retried).
-var errCorrupt = &awsapi.Error{Code: "CRC32CheckFailed", Message: "response body does not match its X-Amz-Crc32", Retryable: true}
-
 // call runs one operation: in is encoded as the request body, the answer decoded
 // into out.
 func (c *Client) call(ctx context.Context, op string, in, out any) error {
@@ -68,7 +65,8 @@ func (c *Client) call(ctx context.Context, op string, in, out any) error {
 func check(resp *awsapi.Response) error {
 	if want := resp.Header.Get("X-Amz-Crc32"); want != "" {
 		if n, err := strconv.ParseUint(want, 10, 32); err != nil || uint32(n) != crc32.ChecksumIEEE(resp.Body) {
-			return errCorrupt
+			return &awsapi.Error{Status: resp.Status, Code: "CRC32CheckFailed", Retryable: true,
+				Message: "the body does not match its X-Amz-Crc32"}
 		}
 	}
 	if resp.Status == http.StatusOK {
