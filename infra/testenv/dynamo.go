@@ -12,18 +12,12 @@ import (
 // dynamoRegion is the region the tests' DynamoDB clients sign for.
 const dynamoRegion = "us-east-1"
 
-// DynamoConfig is a configuration whose DynamoDB is the test server.
-func DynamoConfig(t testing.TB) config.Config {
-	t.Helper()
-	return config.Config{AWSRegion: dynamoRegion, DynamoEndpoint: DynamoEndpoint(t)}
-}
-
 // DynamoTables creates an OAuth state table and a rate-limit table of the test's own
 // on the test server, deletes them when the test ends, and returns a client of that
 // server with the two tables' names.
 func DynamoTables(t testing.TB) (client *dynamo.Client, stateTable, rateTable string) {
 	t.Helper()
-	cfg := DynamoConfig(t)
+	cfg := config.Config{AWSRegion: dynamoRegion, DynamoEndpoint: DynamoEndpoint(t)}
 	suffix := randomHex(6)
 	stateTable, rateTable = "state-"+suffix, "rate-"+suffix
 	ctx := context.Background()

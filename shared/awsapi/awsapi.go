@@ -32,8 +32,8 @@ import (
 	"github.com/mediacatalog/service/shared/awsconfig"
 )
 
-// MaxAttempts is the attempts of one call, as the SDK's standard retryer makes them.
-const MaxAttempts = 3
+// maxAttempts is the attempts of one call, as the SDK's standard retryer makes them.
+const maxAttempts = 3
 
 // maxBody bounds a response body read into memory (the largest stored image is a few
 // hundred kilobytes).
@@ -129,7 +129,7 @@ func IsCode(err error, code string) bool {
 type Check func(*Response) error
 
 // Do signs and sends req, reads the answer and checks it; failed attempts are tried
-// again up to MaxAttempts in all while ctx allows. The body is signed by its SHA-256,
+// again up to maxAttempts in all while ctx allows. The body is signed by its SHA-256,
 // which the x-amz-content-sha256 header also carries (S3 requires it; the others
 // ignore it).
 func (c *Client) Do(ctx context.Context, req Request, check Check) (*Response, error) {
@@ -142,7 +142,7 @@ func (c *Client) Do(ctx context.Context, req Request, check Check) (*Response, e
 			return resp, nil
 		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 			return resp, fmt.Errorf("%w (after %w)", ctx.Err(), err)
-		case ctx.Err() != nil, attempt == MaxAttempts, !retryable(err):
+		case ctx.Err() != nil, attempt == maxAttempts, !retryable(err):
 			return resp, err
 		}
 		delay := time.Duration(rand.Int64N(int64(c.backoff<<(attempt-1)) + 1)) // full jitter

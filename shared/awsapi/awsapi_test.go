@@ -71,7 +71,7 @@ func TestRetries(t *testing.T) {
 	}
 }
 
-// A refused connection is tried again, and given up after MaxAttempts, quickly.
+// A refused connection is tried again, and given up after three attempts, quickly.
 func TestConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	dead := srv.URL

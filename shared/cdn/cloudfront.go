@@ -30,14 +30,14 @@ type CloudFront struct {
 // NewCloudFront returns an invalidator of cfg.CloudFrontDistID. endpoint overrides
 // CloudFront's (tests point it at a stand-in); "" is CloudFront itself. Build it only
 // when the distribution id is set.
-func NewCloudFront(cfg config.Config, endpoint string, opts ...awsapi.Option) (*CloudFront, error) {
+func NewCloudFront(cfg config.Config, endpoint string) (*CloudFront, error) {
 	if cfg.CloudFrontDistID == "" {
 		return nil, errors.New("cdn: CLOUDFRONT_DISTRIBUTION_ID is not set")
 	}
 	if endpoint == "" {
 		endpoint = cloudFrontEndpoint
 	}
-	return &CloudFront{api: awsapi.New("cloudfront", "us-east-1", endpoint, os.Getenv, opts...), distribution: cfg.CloudFrontDistID}, nil
+	return &CloudFront{api: awsapi.New("cloudfront", "us-east-1", endpoint, os.Getenv), distribution: cfg.CloudFrontDistID}, nil
 }
 
 // invalidationBatch is CreateInvalidation's request document.

@@ -31,9 +31,8 @@ const maxDeleteBatch = 1000
 // Store is one bucket, reached through S3's REST API as signed requests (see awsapi
 // for why not the SDK's client).
 type Store struct {
-	api    *awsapi.Client
-	bucket string
-	base   string // the bucket's URL: keys follow after a slash
+	api  *awsapi.Client
+	base string // the bucket's URL: keys follow after a slash
 }
 
 // Object is a stored object's content and metadata.
@@ -48,18 +47,18 @@ type Object struct {
 // (https://<bucket>.s3.<region>.amazonaws.com). When cfg.S3Endpoint is set the store
 // talks to that endpoint path-style, and signs with placeholder credentials unless the
 // environment provides real ones (local S3-compatible servers do not check them).
-func New(cfg config.Config, opts ...awsapi.Option) (*Store, error) {
+func New(cfg config.Config) (*Store, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("s3store: S3_BUCKET is not set")
 	}
 	// S3 signs the path as sent, without escaping it a second time.
-	opts = append([]awsapi.Option{awsapi.WithSignerOptions(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })}, opts...)
-	api := awsapi.New("s3", cfg.AWSRegion, cfg.S3Endpoint, os.Getenv, opts...)
+	api := awsapi.New("s3", cfg.AWSRegion, cfg.S3Endpoint, os.Getenv,
+		awsapi.WithSignerOptions(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }))
 	base := api.Endpoint() + "/" + cfg.Bucket
 	if cfg.S3Endpoint == "" && !strings.Contains(cfg.Bucket, ".") { // a dotted name breaks the TLS wildcard
 		base = strings.Replace(awsconfig.Endpoint("s3", cfg.AWSRegion), "https://", "https://"+cfg.Bucket+".", 1)
 	}
-	return &Store{api: api, bucket: cfg.Bucket, base: base}, nil
+	return &Store{api: api, base: base}, nil
 }
 
 // objectURL is the URL of key: each byte outside S3's unreserved set percent-encoded,
@@ -201,7 +200,7 @@ type (
 var retryCodes = map[string]bool{"SlowDown": true, "RequestTimeout": true, "InternalError": true}
 
 // check reads S3's error answers: <Error><Code>…</Code><Message>…</Message></Error>.
-// A HEAD-less 404 without a body (some servers) is NotFound.
+// A 404 without S3's error document (some S3-compatible servers) is NotFound.
 func check(resp *awsapi.Response) error {
 	if resp.Status >= 200 && resp.Status < 300 {
 		return nil
