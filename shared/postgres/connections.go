@@ -203,14 +203,21 @@ func (db *DB) Connections(ctx context.Context, userID int64) ([]catalog.Connecti
 // unlinks cannot together remove the last login method.
 func (db *DB) UnlinkProvider(ctx context.Context, userID int64, provider string) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// Lock the user first, in a statement of its own: under READ COMMITTED the next
+		// statement's snapshot is taken after the lock is granted, so it sees the
+		// connections a concurrent unlink of the same user has just removed. (Counting
+		// in the locking statement would count from before the wait, and two racing
+		// unlinks could each leave the other as the last login method.)
 		var hasPassword, linked bool
 		var others int64
-		err := tx.QueryRow(ctx, `
-			SELECT u.password_hash IS NOT NULL,
-			       EXISTS (SELECT 1 FROM oauth_connections c WHERE c.user_id = u.id AND c.provider = $2),
-			       (SELECT count(*) FROM oauth_connections c WHERE c.user_id = u.id AND c.provider <> $2)
-			FROM users u WHERE u.id = $1
-			FOR UPDATE OF u`, userID, provider).Scan(&hasPassword, &linked, &others)
+		err := tx.QueryRow(ctx, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1 FOR UPDATE`,
+			userID).Scan(&hasPassword)
+		if err == nil {
+			err = tx.QueryRow(ctx, `
+				SELECT EXISTS (SELECT 1 FROM oauth_connections WHERE user_id = $1 AND provider = $2),
+				       (SELECT count(*) FROM oauth_connections WHERE user_id = $1 AND provider <> $2)`,
+				userID, provider).Scan(&linked, &others)
+		}
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
