@@ -107,9 +107,13 @@ func TestRateLimitSequential(t *testing.T) {
 			t.Error("no Retry-After")
 		}
 	}
-	// The limit is per source address, whatever X-Forwarded-For says.
-	if rec := from(t, e, "2001:db8::8", "/auth/oauth/facebook"); rec.Code != http.StatusBadRequest {
-		t.Errorf("another address got %d, want 400", rec.Code)
+	// IPv6 callers count by their /64: another address of it is limited too.
+	if rec := from(t, e, "2001:db8::8", "/auth/oauth/facebook"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("another address of the /64 got %d, want 429", rec.Code)
+	}
+	// The limit is per source /64, whatever X-Forwarded-For says.
+	if rec := from(t, e, "2001:db8:0:1::8", "/auth/oauth/facebook"); rec.Code != http.StatusBadRequest {
+		t.Errorf("an address of another /64 got %d, want 400", rec.Code)
 	}
 }
 
