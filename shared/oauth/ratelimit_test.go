@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 func from(t *testing.T, e *env, ip, target string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
 	t.Helper()
 	req := testenv.Request(http.MethodGet, target, nil, cookies...)
-	req.RemoteAddr = ip + ":50000"
+	req.RemoteAddr = net.JoinHostPort(ip, "50000")
 	req.Header.Set("X-Forwarded-For", "192.0.2.99") // never consulted
 	return testenv.Do(t, e.h, req)
 }
