@@ -14,11 +14,14 @@ import (
 	"github.com/mediacatalog/service/infra/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/openapi"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
-// codeRoutes builds every group as its function would and returns its API routes.
+// codeRoutes builds every group as its function would and returns its API routes. It
+// registers them all on one mux, as the local server does: ServeMux panics on a
+// duplicate or conflicting pattern.
 func codeRoutes(t *testing.T) map[string][]string {
 	t.Helper()
 	env := map[string]string{
@@ -33,16 +36,19 @@ func codeRoutes(t *testing.T) map[string][]string {
 	a := app.New(cfg, nil)
 	defer a.Close()
 	out := map[string][]string{}
+	var all [][]httpapi.Route
 	for _, g := range routegroups.All() {
 		rs, err := a.Routes(context.Background(), g)
 		if err != nil {
 			t.Fatalf("build %s: %v", g.Name, err)
 		}
+		all = append(all, rs)
 		for _, r := range rs {
 			out[g.Name] = append(out[g.Name], r.Pattern)
 		}
 		sort.Strings(out[g.Name])
 	}
+	httpapi.NewMux(all...)
 	return out
 }
 
