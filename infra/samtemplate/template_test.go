@@ -119,6 +119,38 @@ func TestRoutesAgree(t *testing.T) {
 	}
 }
 
+// TestCORSAgrees holds template.yaml's CorsConfiguration (API Gateway's preflights in
+// AWS) to the methods and headers the Go middleware allows (the local server's):
+// methods exactly, headers case-insensitively as HTTP compares them.
+func TestCORSAgrees(t *testing.T) {
+	cors := samtemplate.Get(loadTemplate(t).Resources["HttpApi"], "Properties", "CorsConfiguration")
+	if cors == nil {
+		t.Fatal("template.yaml's HttpApi has no CorsConfiguration")
+	}
+	list := func(key string) []string {
+		var out []string
+		if n := samtemplate.Get(cors, key); n != nil {
+			for _, c := range n.Content {
+				out = append(out, samtemplate.Scalar(c))
+			}
+		}
+		return out
+	}
+	if got := list("AllowMethods"); !slices.Equal(got, httpapi.CORSMethods) {
+		t.Errorf("AllowMethods %v, the middleware allows %v", got, httpapi.CORSMethods)
+	}
+	lower := func(s []string) []string {
+		out := make([]string, len(s))
+		for i, v := range s {
+			out[i] = strings.ToLower(v)
+		}
+		return out
+	}
+	if got := list("AllowHeaders"); !slices.Equal(lower(got), lower(httpapi.CORSHeaders)) {
+		t.Errorf("AllowHeaders %v, the middleware allows %v", got, httpapi.CORSHeaders)
+	}
+}
+
 // TestBuildTargets: each function's makefile target builds its own package.
 func TestBuildTargets(t *testing.T) {
 	mk, err := os.ReadFile(repoFile("Makefile"))

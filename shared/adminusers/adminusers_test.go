@@ -86,9 +86,17 @@ type recordingImages struct {
 	fail    bool
 }
 
-func (r *recordingImages) UpdateImage() http.Handler { return http.NotFoundHandler() }
-func (r *recordingImages) DeleteImage() http.Handler { return http.NotFoundHandler() }
-func (r *recordingImages) RemoveProfileImage(_ context.Context, key string) error {
+// The upload routes are the media code's, under test in images_test.go.
+func (r *recordingImages) Available() error    { return errNotUnderTest }
+func (r *recordingImages) MaxBodyBytes() int64 { return 0 }
+func (r *recordingImages) UpdateUserImage(context.Context, int64, string) error {
+	return errNotUnderTest
+}
+func (r *recordingImages) DeleteUserImage(context.Context, int64) error { return errNotUnderTest }
+
+var errNotUnderTest = errors.New("the image routes are not under test here")
+
+func (r *recordingImages) RemoveUserImage(_ context.Context, key string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.removed = append(r.removed, key)

@@ -31,7 +31,7 @@ import (
 	"github.com/mediacatalog/service/shared/s3store/s3test"
 )
 
-var _ adminusers.ImageService = (*avatars.Service)(nil)
+var _ adminusers.Images = (*avatars.Service)(nil)
 
 // Upload limits of the image tests: small, so that the refused inputs stay cheap.
 const (
@@ -89,7 +89,7 @@ func newImgServer(t *testing.T, o imgOptions) *imgServer {
 	})
 	sessions := testenv.NewSessions(t, s.db, s.cfg)
 	routes := adminusers.Routes(adminusers.Deps{
-		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Images: adminusers.NewImages(s.svc),
+		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Images: s.svc,
 	})
 	s.h = httpapi.Wrap(httpapi.NewMux(routes), quiet)
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
