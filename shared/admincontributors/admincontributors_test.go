@@ -15,6 +15,7 @@ import (
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/admincontributors"
+	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -117,8 +118,11 @@ type recordingAvatars struct {
 	removed []string
 }
 
-// The avatar routes are the media code's, under test in avatar_test.go.
-func (a *recordingAvatars) Available() error    { return errNotUnderTest }
+// The avatar routes are the media code's, under test in avatar_test.go: here the
+// instance is not a file service, so a request that reaches them answers 503.
+func (a *recordingAvatars) Available() error {
+	return apperr.New(apperr.Unavailable, apperr.MsgNoFileService)
+}
 func (a *recordingAvatars) MaxBodyBytes() int64 { return 0 }
 func (a *recordingAvatars) UpdateContributorAvatar(context.Context, int64, string) error {
 	return errNotUnderTest
