@@ -41,12 +41,13 @@ func render(img image.Image, orientation int) (Result, error) {
 }
 
 // reduce returns img box-reduced by the largest integer factor that leaves
-// its shorter side at least twice the High size, when img has planes to
-// reduce (boxReduce), so that imaging resamples a small image; else img.
+// its shorter side at least the High size, when img has planes to reduce
+// (boxReduce), so that imaging's filter works on a small image and scales it
+// by less than two; else img. (libvips does the same: shrink, then reduce.)
 func reduce(img image.Image) image.Image {
 	b := img.Bounds()
 	side := min(b.Dx(), b.Dy())
-	if k := side / (2 * HighSize); k >= 2 {
+	if k := side / HighSize; k >= 2 {
 		if small, ok := boxReduce(img, k); ok {
 			return small
 		}
