@@ -11,8 +11,8 @@ import (
 // is made. imaging has no such step: it converts every source pixel to NRGBA
 // as it resamples, with a filter whose taps grow with the scale. The reduced
 // image covers the centre of img, its sides multiples of 4 (whole chroma
-// samples for every subsampling); the few source pixels left at the edges
-// are the crop's anyway. ok is false for an image without 8-bit planes.
+// samples for every subsampling), so fewer than 4k source rows and columns at
+// the edges are left out. ok is false for an image without 8-bit planes.
 func boxReduce(img image.Image, k int) (small image.Image, ok bool) {
 	b := img.Bounds()
 	ow, oh := b.Dx()/k&^3, b.Dy()/k&^3
