@@ -313,8 +313,8 @@ func TestHostileInput(t *testing.T) {
 		summary = append(summary, fmt.Sprintf("%d×%d", byStatus[st], st))
 	}
 	t.Logf("%d requests over %d routes: %s (%d of them the spec's own 500 of a missing image)", total, len(s.routes), strings.Join(summary, " "), specOwn)
-	if len(s.routes) != 39 {
-		t.Errorf("%d routes, want the API's 39", len(s.routes))
+	if len(s.routes) < 39 {
+		t.Errorf("%d routes, the API has at least 39", len(s.routes))
 	}
 
 	// Still serving, the test's user still an admin; search wildcards matched literally.
