@@ -63,6 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	defer ln.Close()
 	*port = ln.Addr().(*net.TCPAddr).Port
+	url := fmt.Sprintf("http://localhost:%d", *port)
 
 	st, err := stack.Start(ctx, stack.Options{Dir: absDir, Log: out, Getenv: getenv})
 	if err != nil {
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	var logins []string // how to log in with each provider
 	if env := getenv("DB_ENV"); env == "" || env == "local" {
-		standIns, lines, stop, err := startStandIns(fmt.Sprintf("http://localhost:%d", *port), getenv)
+		standIns, lines, stop, err := startStandIns(url, getenv)
 		if err != nil {
 			return err
 		}
@@ -175,10 +176,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	for _, l := range logins {
 		fmt.Fprintln(out, l)
 	}
-	fmt.Fprintf(out, "API reference: %s%s\n", cfg.APIURL, apidocs.Path)
-	fmt.Fprintf(out, "ready: %s (Ctrl-C stops everything)\n", cfg.APIURL)
+	fmt.Fprintf(out, "API reference: %s%s\n", url, apidocs.Path)
+	fmt.Fprintf(out, "ready: %s (Ctrl-C stops everything)\n", url)
 	if ready != nil {
-		ready(cfg.APIURL)
+		ready(url)
 	}
 	err = lambdahttp.ServeListener(ctx, h, ln, nil)
 	if errors.Is(err, context.Canceled) {
