@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediacatalog/service/infra/apidocs"
+	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/openapi"
 )
 
@@ -104,5 +107,57 @@ func TestDocument(t *testing.T) {
 				t.Error("the served document differs from shared/openapi/openapi.yaml beyond servers")
 			}
 		})
+	}
+}
+
+// From a fresh clone (no node_modules), Install runs npm ci from the lockfile and
+// returns the folder with Swagger UI's files.
+func TestInstallFromLockfile(t *testing.T) {
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := t.TempDir()
+	pkg := filepath.Join(clone, "infra", "apidocs")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"package.json", "package-lock.json", ".npmrc"} {
+		b, err := os.ReadFile(filepath.Join(root, "infra", "apidocs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clone, "go.mod"), gomod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(clone)
+
+	var log strings.Builder
+	dist, err := apidocs.Install(context.Background(), &log)
+	if err != nil {
+		t.Fatalf("Install: %v", err)
+	}
+	if !strings.Contains(log.String(), "npm ci") {
+		t.Errorf("log = %q, want it to say npm ci ran", log.String())
+	}
+	if want := filepath.Join(pkg, "node_modules", "swagger-ui-dist"); dist != want {
+		t.Errorf("Install returned %s, want %s", dist, want)
+	}
+	for _, name := range []string{"swagger-ui-bundle.js", "swagger-ui.css"} {
+		if _, err := os.Stat(filepath.Join(dist, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	log.Reset()
+	if _, err := apidocs.Install(context.Background(), &log); err != nil || log.Len() != 0 {
+		t.Errorf("second Install: %v, log %q; want nothing to do", err, log.String())
 	}
 }
