@@ -42,8 +42,8 @@ func main() {
 	}
 }
 
-// run serves until ctx ends. ready, when not nil, gets the server's address once it
-// answers.
+// run serves until ctx ends. ready, when not nil, gets the server's address once
+// everything is set up (the server listens already; it answers from then on).
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer, ready func(url string)) error {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "folder of the services' data (git-ignored)")
