@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system tools the tests (and, with "bench", the benchmarks) need, from
 # Debian's packages, when they are missing: chromium (the OAuth browser test), node and
-# npm (dynalite), PostgreSQL, and for the benchmarks vipsthumbnail (the image
+# npm (dynalite, the Swagger UI of /docs), PostgreSQL, and for the benchmarks vipsthumbnail (the image
 # pipeline's reference). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
 # Usage: tools.sh run|test|bench

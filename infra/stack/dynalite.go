@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -95,10 +96,23 @@ func startDynalite(ctx context.Context, opts Options) (*Service, error) {
 	}}, nil
 }
 
-// installDynalite runs npm ci in pkg when its node_modules is missing, incomplete or
-// older than package-lock.json. Concurrent test processes install once.
+// installDynalite installs infra/dynalite's locked dependencies when needed.
 func installDynalite(ctx context.Context, opts Options, pkg string) error {
-	if dynaliteInstalled(pkg) {
+	if err := NPMInstall(ctx, opts.Log, pkg, filepath.Join("dynalite", "cli.js")); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return errors.New("npm not found on PATH: install Node.js 20 or newer with npm, or set DYNAMODB_ENDPOINT")
+		}
+		return err
+	}
+	return nil
+}
+
+// NPMInstall runs npm ci in the npm package folder pkg when its node_modules is
+// missing, incomplete (no node_modules/entry) or older than package-lock.json, and
+// says so on log. Concurrent processes (test packages) install once. npm ci installs
+// exactly the lockfile's versions; a .npmrc in pkg applies (such as ignore-scripts).
+func NPMInstall(ctx context.Context, log io.Writer, pkg, entry string) error {
+	if npmInstalled(pkg, entry) {
 		return nil
 	}
 	h := fnv.New64a()
@@ -108,29 +122,31 @@ func installDynalite(ctx context.Context, opts Options, pkg string) error {
 		return err
 	}
 	defer unlock()
-	if dynaliteInstalled(pkg) {
+	if npmInstalled(pkg, entry) {
 		return nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return errors.New("npm not found on PATH: install Node.js 20 or newer with npm, or set DYNAMODB_ENDPOINT")
+		return fmt.Errorf("install %s: npm: %w", pkg, err)
 	}
-	opts.logf("dynalite: installing %s (npm ci)", filepath.Join(pkg, "node_modules"))
+	if log != nil {
+		fmt.Fprintf(log, "%s: installing %s (npm ci)\n", filepath.Base(pkg), filepath.Join(pkg, "node_modules"))
+	}
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = pkg
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("npm ci in %s: %w\n%s", pkg, err, lastLines(out, 20))
 	}
-	if !dynaliteInstalled(pkg) {
-		return fmt.Errorf("npm ci in %s did not install dynalite", pkg)
+	if !npmInstalled(pkg, entry) {
+		return fmt.Errorf("npm ci in %s did not install %s", pkg, entry)
 	}
 	return nil
 }
 
-// dynaliteInstalled reports whether npm ci completed (it writes
-// node_modules/.package-lock.json last) after the lockfile last changed.
-func dynaliteInstalled(pkg string) bool {
-	if !isFile(filepath.Join(pkg, "node_modules", "dynalite", "cli.js")) {
+// npmInstalled reports whether npm ci completed (it writes node_modules/.package-lock.json
+// last) after the lockfile last changed.
+func npmInstalled(pkg, entry string) bool {
+	if !isFile(filepath.Join(pkg, "node_modules", entry)) {
 		return false
 	}
 	installed, err := os.Stat(filepath.Join(pkg, "node_modules", ".package-lock.json"))

@@ -1,6 +1,9 @@
 // Command local is `make run`: it starts the backing services on loopback (PostgreSQL,
 // dynalite, gofakes3), migrates, loads the demo data, and serves every route group on
-// one HTTP server until Ctrl-C, then stops everything it started.
+// one HTTP server until Ctrl-C, then stops everything it started. With DB_ENV=local
+// (the default here) it also starts the OAuth stand-in of each provider that has no
+// credentials in the environment, so that logging in works at once. The same server
+// shows the API reference at /docs (infra/apidocs).
 package main
 
 import (
@@ -9,7 +12,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mediacatalog/service/infra/apidocs"
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/app"
@@ -28,7 +34,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "local:", err)
@@ -36,10 +42,12 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+// run serves until ctx ends. ready, when not nil, gets the server's address once
+// everything is set up (the server listens already; it answers from then on).
+func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer, ready func(url string)) error {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "folder of the services' data (git-ignored)")
-	port := fs.Int("port", 3000, "HTTP port of the API")
+	port := fs.Int("port", 3000, "HTTP port of the API (0: a free one)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,6 +55,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
+	// Listen first: a busy port fails at once, and the stand-ins need the address of
+	// the callbacks they accept.
+	ln, err := net.Listen("tcp", net.JoinHostPort("localhost", strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	*port = ln.Addr().(*net.TCPAddr).Port
+	url := fmt.Sprintf("http://localhost:%d", *port)
 
 	st, err := stack.Start(ctx, stack.Options{Dir: absDir, Log: out, Getenv: getenv})
 	if err != nil {
@@ -59,8 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		}
 	}()
 
-	// The service's configuration: the stack's endpoints, then what the caller's
-	// environment sets (the OAuth stand-ins' variables, say), then the local defaults.
+	// The service's configuration: the stack's endpoints and the OAuth stand-ins'
+	// variables, then what the caller's environment sets, then the local defaults.
 	defaults := map[string]string{
 		"DB_ENV":                "local",
 		"FILE_SERVICE":          "true",
@@ -75,6 +92,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		"DATABASE_URL":      st.DatabaseURL,
 		"DYNAMODB_ENDPOINT": st.DynamoEndpoint,
 		"S3_ENDPOINT":       st.S3Endpoint,
+	}
+	var logins []string // how to log in with each provider
+	if env := getenv("DB_ENV"); env == "" || env == "local" {
+		standIns, lines, stop, err := startStandIns(url, getenv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		maps.Copy(fixed, standIns)
+		logins = lines
 	}
 	getCfg := func(k string) string {
 		if v, ok := fixed[k]; ok {
@@ -118,14 +145,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	fmt.Fprintln(out, "demo data loaded (client 1; users admin, editor, member)")
 
-	h, err := a.Handler(ctx, routegroups.All()...)
+	api, err := a.Handler(ctx, routegroups.All()...)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("localhost", strconv.Itoa(cfg.Port)))
+	dist, err := apidocs.Install(ctx, out)
 	if err != nil {
 		return err
 	}
+	docs, err := apidocs.Handler(dist)
+	if err != nil {
+		return err
+	}
+	h := http.NewServeMux()
+	h.Handle(apidocs.Path, docs)
+	h.Handle(apidocs.Path+"/", docs)
+	h.Handle("/", api)
 	// make token and other commands find the running stack here.
 	envFile := filepath.Join(absDir, "stack.env")
 	if err := writeEnvFile(envFile, cfg); err != nil {
@@ -138,7 +173,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		names = append(names, g.Name)
 	}
 	fmt.Fprintf(out, "serving %s\n", strings.Join(names, ", "))
-	fmt.Fprintf(out, "ready: http://localhost:%d (Ctrl-C stops everything)\n", cfg.Port)
+	for _, l := range logins {
+		fmt.Fprintln(out, l)
+	}
+	fmt.Fprintf(out, "API reference: %s%s\n", url, apidocs.Path)
+	fmt.Fprintf(out, "ready: %s (Ctrl-C stops everything)\n", url)
+	if ready != nil {
+		ready(url)
+	}
 	err = lambdahttp.ServeListener(ctx, h, ln, nil)
 	if errors.Is(err, context.Canceled) {
 		return nil

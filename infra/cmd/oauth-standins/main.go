@@ -1,10 +1,12 @@
 // Command oauth-standins starts stand-ins for the three identity providers (google,
-// discord, github) on loopback, so a person can log in and link accounts against the
-// local stack. It prints the OAUTH_* variables that point the service at them, as
-// shell export lines on stdout; export them before `make run`:
+// discord, github) on loopback, so a person can log in and link accounts against a
+// service on this machine. `make run` needs none of this: it starts the stand-ins of
+// the providers without credentials by itself. This command is for a service started
+// otherwise (sam local, a debugger) or stand-ins on fixed ports. It prints the OAUTH_*
+// variables that point the service at them, as shell export lines on stdout:
 //
 //	go run ./infra/cmd/oauth-standins > .local/oauth.env &
-//	set -a; . .local/oauth.env; set +a; make run
+//	set -a; . .local/oauth.env; set +a
 //
 // Each stand-in shows a consent page with Authorize and Cancel links (-auto consents
 // at once) and signs in as its default account, Jane Doe. The stand-ins accept only the
@@ -22,9 +24,9 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/mediacatalog/service/infra/standins"
 	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
@@ -50,23 +52,12 @@ func run(ctx context.Context, args []string, out, log io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if ip := net.ParseIP(*host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("-host %q: the stand-ins listen on loopback only", *host)
-	}
-	base := strings.TrimRight(*api, "/")
 	for i, name := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
-		opts := []providertest.Option{
-			providertest.WithRedirectURIs(base+"/auth/oauth/"+name+"/callback", base+"/auth/oauth/link/"+name+"/callback"),
-		}
 		addr := net.JoinHostPort(*host, "0")
 		if *port != 0 {
 			addr = net.JoinHostPort(*host, strconv.Itoa(*port+i))
 		}
-		opts = append(opts, providertest.WithAddr(addr))
-		if !*auto {
-			opts = append(opts, providertest.WithConsentPage())
-		}
-		s, stop, err := providertest.Start(name, "local-"+name+"-client", "local-"+name+"-stand-in-secret", opts...)
+		s, stop, err := standins.Start(name, *api, standins.Options{Addr: addr, Auto: *auto})
 		if err != nil {
 			return err
 		}
