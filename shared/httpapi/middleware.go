@@ -26,13 +26,14 @@ type Options struct {
 }
 
 // Wrap applies the shared middleware, outermost first: request logging with the
-// request id, panic recovery into a 500 Response Model, and CORS.
+// request id, gzip compression (compress.go), panic recovery into a 500 Response Model,
+// and CORS.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, h)))
+	return logRequests(log, Compress(recoverPanics(cors(opts.CORSOrigins, h))))
 }
 
 // RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local
