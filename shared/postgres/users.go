@@ -15,10 +15,13 @@ import (
 // MsgUsernameTaken is the spec's 409 of a user edit with a used username.
 const MsgUsernameTaken = "Username already taken"
 
-// userOrders maps the list's order values to ORDER BY clauses (never user input).
+// userOrders maps the list's order values to ORDER BY clauses (never user input). Each
+// is the order of an index, so a page is an index range: lower(username) is unique
+// (users_username_key) and needs no tie-break; registration ties break on id
+// (users_registered).
 var userOrders = map[string]string{
-	catalog.UserOrderNameAsc:        "lower(u.username), u.id",
-	catalog.UserOrderNameDesc:       "lower(u.username) DESC, u.id DESC",
+	catalog.UserOrderNameAsc:        "lower(u.username)",
+	catalog.UserOrderNameDesc:       "lower(u.username) DESC",
 	catalog.UserOrderRegisteredAsc:  "u.registered, u.id",
 	catalog.UserOrderRegisteredDesc: "u.registered DESC, u.id DESC",
 }
