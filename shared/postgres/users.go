@@ -55,9 +55,15 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 				FROM (
 					SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
 					       row_number() OVER (ORDER BY ` + order + `) AS n
-					FROM users u ` + where + `
-					ORDER BY ` + order + fmt.Sprintf(`
-					LIMIT $%d OFFSET $%d`, len(args)+1, len(args)+2) + `
+					FROM (
+						-- The page's ids first (registration order: an index-only scan of
+						-- users_registered), then only the page's rows.
+						SELECT u.id
+						FROM users u ` + where + `
+						ORDER BY ` + order + fmt.Sprintf(`
+						LIMIT $%d OFFSET $%d`, len(args)+1, len(args)+2) + `
+					) k
+					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users`
 	rows, _ := db.Pool.Query(ctx, sql, append(args, q.Limit, q.Offset)...)

@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,6 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	n := fs.Int("n", 200, "requests per route (after a warm-up of n/10)")
 	outFile := fs.String("out", "", "write the results here (JSON)")
 	report := fs.Bool("report", false, "print the table of the result files given as arguments")
+	match := fs.String("match", "", "only the routes containing this text")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -148,6 +150,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	httpc := &http.Client{Timeout: 15 * time.Minute}
 	res := Run{Scale: *scale}
 	for _, r := range routes {
+		if !strings.Contains(r, *match) {
+			continue
+		}
 		result, err := measure(ctx, httpc, base+r, admin.Refresh, *n)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r, err)
