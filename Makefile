@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench build migrate seed token grant-role deploy lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role deploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -56,6 +56,19 @@ bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory, cold sta
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \
 		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/smoke'
+
+# The catalog at scale (issue 13): seeds a 10k and a 1M catalog once, each in its own
+# stack folder under $(SCALE_DIR) (kept for later runs), serves the API on $(BENCH_PORT)
+# and reports p50/p95/p99 per route at both sizes and the growth of p95. Not in make test.
+SCALE_DIR  ?= .scale
+BENCH_PORT ?= 3500
+SCALES     ?= 10000 1000000
+bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once into $(SCALE_DIR))
+	@for n in $(SCALES); do \
+		$(WITHSTACK) -dir $(SCALE_DIR)/$$n -- $(GO) run ./infra/cmd/benchscale -scale $$n -port $(BENCH_PORT) \
+			-out $(SCALE_DIR)/results-$$n.json || exit 1; \
+	done
+	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

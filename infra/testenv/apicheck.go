@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -163,6 +165,7 @@ func Invoke(t testing.TB, h http.Handler, ev events.APIGatewayV2HTTPRequest) eve
 	if err != nil {
 		t.Fatalf("invoke: %v", err)
 	}
+	resp = gunzipResponse(t, resp)
 	target := ev.RawPath
 	if ev.RawQueryString != "" {
 		target += "?" + ev.RawQueryString
@@ -184,6 +187,43 @@ func Invoke(t testing.TB, h http.Handler, ev events.APIGatewayV2HTTPRequest) eve
 		}
 	}
 	CheckResponse(t, req, resp.StatusCode, header, body)
+	return resp
+}
+
+// gunzipResponse checks a gzipped answer (the events carry the browsers'
+// Accept-Encoding) as API Gateway needs it, Base64-encoded, and returns it as the client
+// sees it after API Gateway and the HTTP client: the plain body, without
+// Content-Encoding, so the tests read bodies alike with and without compression.
+func gunzipResponse(t testing.TB, resp events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	if resp.Headers["Content-Encoding"] != "gzip" {
+		return resp
+	}
+	if !resp.IsBase64Encoded {
+		t.Fatalf("gzipped body not Base64-encoded")
+	}
+	zb, err := base64.StdEncoding.DecodeString(resp.Body)
+	if err != nil {
+		t.Fatalf("decode base64 body: %v", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zb))
+	if err != nil {
+		t.Fatalf("gunzip body: %v", err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("gunzip body: %v", err)
+	}
+	headers := make(map[string]string, len(resp.Headers))
+	for k, v := range resp.Headers {
+		if k != "Content-Encoding" {
+			headers[k] = v
+		}
+	}
+	resp.Headers, resp.Body, resp.IsBase64Encoded = headers, string(plain), false
+	if !utf8.Valid(plain) {
+		resp.Body, resp.IsBase64Encoded = base64.StdEncoding.EncodeToString(plain), true
+	}
 	return resp
 }
 

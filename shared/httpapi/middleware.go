@@ -29,14 +29,15 @@ type Options struct {
 }
 
 // Wrap applies the shared middleware, outermost first: request logging with the
-// request id, panic recovery into a 500 Response Model, CORS, the request's deadline,
-// and the refusal of path and query text that is not valid UTF-8 or holds NUL.
+// request id, gzip compression (compress.go), panic recovery into a 500 Response Model,
+// CORS, the request's deadline, and the refusal of path and query text that is not valid
+// UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h)))))
+	return logRequests(log, Compress(recoverPanics(cors(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h))))))
 }
 
 // RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local

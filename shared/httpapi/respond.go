@@ -22,16 +22,34 @@ type Response struct {
 	Code int    `json:"code"`
 }
 
-// JSON writes v as a JSON body with the given status.
+// JSON writes v as a JSON body with the given status. The encoder writes into w (the
+// gzip stream when compressing) as it goes, so a large list is not held once encoded and
+// again compressed. It marshals a value fully before its first write, so an encoding
+// error still answers a Response Model.
 func JSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		Error(w, r, err)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	lw := &lazyStatus{ResponseWriter: w, status: status}
+	if err := json.NewEncoder(lw).Encode(v); err != nil {
+		if !lw.wrote {
+			Error(w, r, err)
+		}
 		return
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+}
+
+// lazyStatus sends the status with the first byte of the body.
+type lazyStatus struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *lazyStatus) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.wrote = true
+		w.ResponseWriter.WriteHeader(w.status)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // Message writes a Response Model with the given status and message.

@@ -16,7 +16,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/httpapi"
 )
 
 // UnderLambda reports whether the process runs inside a Lambda execution environment.
@@ -24,10 +28,42 @@ func UnderLambda(getenv func(string) string) bool {
 	return getenv("AWS_LAMBDA_RUNTIME_API") != ""
 }
 
+// MaxResponseBody bounds the body of an answer under Lambda. Lambda refuses a
+// synchronous response over 6 MB (the whole event response: the body, Base64-encoded
+// when binary, and the headers); API Gateway would then answer its own 502/500 without
+// our Response Model, and the function's work would be lost without a trace in our logs.
+// Answers are gzipped when the client accepts it (httpapi.Compress), so only a list of
+// tens of megabytes of JSON, or any large list to a client without gzip, comes near it:
+// such an answer becomes a logged 500 Response Model, and the client pages with limit
+// and offset instead.
+const MaxResponseBody = 6*1024*1024 - 64*1024
+
 // Handler adapts h to the Lambda handler signature for API Gateway HTTP API (payload
-// format 2.0) events.
+// format 2.0) events. The adapter sends a body that is not valid UTF-8 (a gzipped one)
+// Base64-encoded with isBase64Encoded set, as API Gateway expects.
 func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(h).ProxyWithContext
+	proxy := httpadapter.NewV2(h).ProxyWithContext
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		resp, err := proxy(ctx, req)
+		if err != nil || len(resp.Body) <= MaxResponseBody {
+			return resp, err
+		}
+		slog.Default().Error("response over Lambda's payload limit", "path", req.RawPath,
+			"bytes", len(resp.Body), "base64", resp.IsBase64Encoded, "status", resp.StatusCode)
+		return tooLarge(ctx)
+	}
+}
+
+// tooLarge is the 500 Response Model that replaces an answer over MaxResponseBody,
+// written by httpapi's one writer into the adapter's own response writer.
+func tooLarge(ctx context.Context) (events.APIGatewayV2HTTPResponse, error) {
+	w := core.NewProxyResponseWriterV2()
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	httpapi.Message(w, r, http.StatusInternalServerError, apperr.MsgInternal)
+	return w.GetProxyResponse()
 }
 
 // Invoke runs one raw API Gateway v2 event through the Lambda entry, as the Lambda

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -33,6 +34,12 @@ func publisherOrderBy(alias, order string) (string, error) {
 // Publishers returns a page of the client's publishers, each with its number of series
 // in the client's catalog (the total of its publication list). Search is a
 // case-insensitive substring of the name; an empty Order orders by id.
+//
+// The page's ids come from an index in the list's order (publishers_client_id,
+// publishers_client_name, publishers_client_created: an index-only scan, filtered on the
+// name for a search, or a trigram bitmap when the planner expects few matches), then only
+// the page's rows are read. series_count is a column kept by triggers (migration 00003),
+// not a count per request.
 func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]catalog.PublisherListItem, error) {
 	order, err := publisherOrderBy("p", f.Order)
 	if err != nil {
@@ -44,23 +51,21 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 		args = append(args, likePattern(f.Search))
 		match = "AND p.name ILIKE $4"
 	}
-	// Page first, then count the series of the page's publishers only.
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
 		WITH page AS (
-			SELECT p.*
+			SELECT p.id, p.name, p.created_at
 			FROM publishers p
 			WHERE p.client_id = $1 %[1]s
 			ORDER BY %[2]s
 			LIMIT $2 OFFSET $3
 		)
 		SELECT p.id, p.name, p.short_name, p.slug, p.country, p.website, p.headquarter,
-		       (SELECT count(*) FROM series_publishers sp
-		        JOIN series s ON s.id = sp.series_id AND s.client_id = p.client_id
-		        WHERE sp.publisher_id = p.id) AS series_count,
+		       p.series_count,
 		       coalesce(to_char(p.founding_date, 'YYYY-MM-DD'), '') AS founding_date,
 		       p.image, p.image_source, p.client_id
-		FROM page p
-		ORDER BY %[2]s`, match, order), args...)
+		FROM page
+		JOIN publishers p ON p.id = page.id
+		ORDER BY %[3]s`, match, order, strings.ReplaceAll(order, "p.", "page.")), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
 	}
@@ -134,14 +139,55 @@ func (db *DB) RandomPublisherSlug(ctx context.Context, client int64) (string, er
 	return slug, nil
 }
 
-// publicationMatch is the condition on series s that a publication search adds, with
-// param the placeholder of the search pattern: the name or any alias contains it.
+// linkOrderBy maps the publication orders to ORDER BY clauses over series_publishers
+// sp, whose name and created_at are the series' (see migration 00003): each is the key
+// order of one index after (publisher_id, client_id), so a page is an index range.
+func linkOrderBy(order string) (string, error) {
+	switch order {
+	case "":
+		return "sp.series_id", nil
+	case catalog.PublisherOrderNameAsc:
+		return "sp.name, sp.series_id", nil
+	case catalog.PublisherOrderNameDesc:
+		return "sp.name DESC, sp.series_id DESC", nil
+	case catalog.PublisherOrderAddedAsc:
+		return "sp.created_at, sp.series_id", nil
+	case catalog.PublisherOrderAddedDesc:
+		return "sp.created_at DESC, sp.series_id DESC", nil
+	default:
+		return "", apperr.MissingParams()
+	}
+}
+
+// searchSeparator separates the name and the alias titles in series_publishers.search
+// (U+001F, see series_search_text). A search containing it could match across two
+// titles, so it matches nothing (no title contains it).
+const searchSeparator = "\x1f"
+
+// publicationMatch is the condition on the link sp that a publication search adds, with
+// param the placeholder of the search pattern: the series' name or one of its aliases
+// contains it. The search text holds them all, so one trigram index
+// (series_publishers_search_trgm) answers it within the publisher.
 func publicationMatch(search, param string) string {
 	if search == "" {
 		return ""
 	}
-	return fmt.Sprintf(`AND (s.name ILIKE %[1]s OR EXISTS (
-		SELECT 1 FROM series_aliases a WHERE a.series_id = s.id AND a.title ILIKE %[1]s))`, param)
+	return "AND sp.search ILIKE " + param
+}
+
+// publicationTotal is the number of the publisher's series in client $2 matching the
+// search: without a search the publisher's series_count when the client is its own (the
+// only case with links), else a count on series_publishers_list_id; with one, a count on
+// the trigram index. Only the branch taken runs.
+func publicationTotal(search, param string) string {
+	if search != "" {
+		return `(SELECT count(*) FROM series_publishers sp
+		         WHERE sp.publisher_id = $1 AND sp.client_id = $2 ` + publicationMatch(search, param) + `)`
+	}
+	return `(SELECT CASE WHEN p.client_id = $2 THEN p.series_count
+		             ELSE (SELECT count(*) FROM series_publishers sp
+		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
+		 FROM publishers p WHERE p.id = $1)`
 }
 
 type publicationRow struct {
@@ -154,10 +200,19 @@ type publicationRow struct {
 // f.Language (the description falling back to English), and the number of all
 // matching series. A publisher that does not exist has no publications. One query,
 // and a second one only to count when the page is empty but need not be the end.
+//
+// The page is a range of one index of series_publishers in the list's order (the links
+// carry the series' name and creation time), so a page reads its own rows and the
+// skipped offset's index entries, not every link of the publisher; the per-series
+// metadata is looked up for the page's rows only; the total is a kept count or a count
+// on an index (publicationTotal).
 func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) ([]catalog.Publication, int64, error) {
-	order, err := publisherOrderBy("s", f.Order)
+	order, err := linkOrderBy(f.Order)
 	if err != nil {
 		return nil, 0, err
+	}
+	if strings.Contains(f.Search, searchSeparator) {
+		return []catalog.Publication{}, 0, nil
 	}
 	lang := f.Language
 	if lang == "" {
@@ -167,23 +222,16 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	if f.Search != "" {
 		args = append(args, likePattern(f.Search))
 	}
-	// The total needs every matching series anyway, so the plan starts from the
-	// publisher's links (materialized: otherwise the planner may walk the client's whole
-	// name index hoping to stop early) and sorts only those; the per-series metadata is
-	// looked up for the page's rows only.
+	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH linked AS MATERIALIZED (
-			SELECT series_id FROM series_publishers WHERE publisher_id = $1
-		),
-		page AS (
-			SELECT s.id, s.name, s.slug, s.type, s.origin, s.created_at, count(*) OVER () AS total
-			FROM linked l
-			JOIN series s ON s.id = l.series_id
-			WHERE s.client_id = $2 %[1]s
+		WITH page AS (
+			SELECT sp.series_id
+			FROM series_publishers sp
+			WHERE sp.publisher_id = $1 AND sp.client_id = $2 %[1]s
 			ORDER BY %[2]s
 			LIMIT $3 OFFSET $4
 		)
-		SELECT s.id, s.name, s.slug, s.type, s.origin, s.total,
+		SELECT s.id, s.name, s.slug, s.type, s.origin, %[3]s AS total,
 		       coalesce((SELECT a.title FROM series_aliases a
 		                 WHERE a.series_id = s.id AND a.language = $5
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
@@ -205,8 +253,9 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        FROM volumes v
 		        WHERE v.series_id = s.id
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
-		FROM page s
-		ORDER BY %[2]s`, publicationMatch(f.Search, "$6"), order), args...)
+		FROM page
+		JOIN series s ON s.id = page.series_id
+		ORDER BY %[4]s`, publicationMatch(f.Search, "$6"), order, publicationTotal(f.Search, "$6"), outer), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}
@@ -238,14 +287,7 @@ func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter
 		args = append(args, likePattern(f.Search))
 	}
 	var total int64
-	err := db.Pool.QueryRow(ctx, `
-		WITH linked AS MATERIALIZED (
-			SELECT series_id FROM series_publishers WHERE publisher_id = $1
-		)
-		SELECT count(*)
-		FROM linked l
-		JOIN series s ON s.id = l.series_id
-		WHERE s.client_id = $2 `+publicationMatch(f.Search, "$3"), args...).Scan(&total)
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3")+`, 0)`, args...).Scan(&total)
 	if err != nil {
 		return 0, fmt.Errorf("count publications of publisher %d: %w", f.Publisher, err)
 	}

@@ -15,10 +15,13 @@ import (
 // MsgUsernameTaken is the spec's 409 of a user edit with a used username.
 const MsgUsernameTaken = "Username already taken"
 
-// userOrders maps the list's order values to ORDER BY clauses (never user input).
+// userOrders maps the list's order values to ORDER BY clauses (never user input). Each
+// is the order of an index, so a page is an index range: lower(username) is unique
+// (users_username_key) and needs no tie-break; registration ties break on id
+// (users_registered).
 var userOrders = map[string]string{
-	catalog.UserOrderNameAsc:        "lower(u.username), u.id",
-	catalog.UserOrderNameDesc:       "lower(u.username) DESC, u.id DESC",
+	catalog.UserOrderNameAsc:        "lower(u.username)",
+	catalog.UserOrderNameDesc:       "lower(u.username) DESC",
 	catalog.UserOrderRegisteredAsc:  "u.registered, u.id",
 	catalog.UserOrderRegisteredDesc: "u.registered DESC, u.id DESC",
 }
@@ -52,9 +55,15 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 				FROM (
 					SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
 					       row_number() OVER (ORDER BY ` + order + `) AS n
-					FROM users u ` + where + `
-					ORDER BY ` + order + fmt.Sprintf(`
-					LIMIT $%d OFFSET $%d`, len(args)+1, len(args)+2) + `
+					FROM (
+						-- The page's ids first (registration order: an index-only scan of
+						-- users_registered), then only the page's rows.
+						SELECT u.id
+						FROM users u ` + where + `
+						ORDER BY ` + order + fmt.Sprintf(`
+						LIMIT $%d OFFSET $%d`, len(args)+1, len(args)+2) + `
+					) k
+					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users`
 	rows, _ := db.Pool.Query(ctx, sql, append(args, q.Limit, q.Offset)...)

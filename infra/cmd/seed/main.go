@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	c := demo.CountsFor(*scale)
-	fmt.Fprintf(out, "client %d: %d series, %d publishers, %d tags generated in %s\n",
-		*client, c.Series, c.Publishers, c.Tags, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "client %d: %d series, %d publishers, %d contributors, %d tags and %d users generated in %s\n",
+		*client, c.Series, c.Publishers, c.Contributors, c.Tags, c.Users, time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -1,0 +1,305 @@
+// Command benchscale measures the paged lists on a large generated catalog (make
+// bench-scale). Run under withstack with the stack folder of one size:
+//
+//	go run ./infra/cmd/withstack -dir .scale/1000000 -- \
+//	    go run ./infra/cmd/benchscale -scale 1000000 -port 3500 -out .scale/after-1000000.json
+//
+// It migrates, loads the demo data, generates the catalog into client 2 (once: the
+// folder keeps it for later runs), serves the whole API in this process on -port (the
+// same handler as make run; -url measures a server started elsewhere instead), and sends
+// each route's requests one after the other after a warm-up, writing p50/p95/p99 per
+// route to -out. With -report it prints the table of result files instead:
+//
+//	go run ./infra/cmd/benchscale -report .scale/after-10000.json .scale/after-1000000.json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/postgres/migrate"
+	"github.com/mediacatalog/service/shared/routegroups"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchscale:", err)
+		os.Exit(1)
+	}
+}
+
+// client is the generated catalog's client.
+const client = 2
+
+// Result is one route's figures.
+type Result struct {
+	Route    string  `json:"route"`
+	Requests int     `json:"requests"`
+	P50      float64 `json:"p50_ms"`
+	P95      float64 `json:"p95_ms"`
+	P99      float64 `json:"p99_ms"`
+	Bytes    int     `json:"bytes"`
+	Status   int     `json:"status"`
+}
+
+// Run is the result file of one size.
+type Run struct {
+	Scale   int      `json:"scale"`
+	Results []Result `json:"results"`
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
+	fs.SetOutput(out)
+	scale := fs.Int("scale", 1000000, "series of the generated catalog")
+	port := fs.Int("port", 3500, "port of the in-process server")
+	url := fs.String("url", "", "measure this server instead of one in this process")
+	n := fs.Int("n", 200, "requests per route (after a warm-up of n/10)")
+	outFile := fs.String("out", "", "write the results here (JSON)")
+	report := fs.Bool("report", false, "print the table of the result files given as arguments")
+	match := fs.String("match", "", "only the routes containing this text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *report {
+		return printReport(out, fs.Args())
+	}
+	env := func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return map[string]string{"DB_ENV": "local", "PORT": strconv.Itoa(*port), "AWS_REGION": "us-east-1"}[k]
+	}
+	cfg, err := config.Load(env)
+	if err != nil {
+		return err
+	}
+	if err := migrate.Up(ctx, cfg.DatabaseURL, nil); err != nil {
+		return err
+	}
+	db, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := demo.Load(ctx, db); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := demo.Generate(ctx, db, client, *scale); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "catalog of %d series ready in %s\n", *scale, time.Since(start).Round(time.Millisecond))
+
+	sessions, err := auth.NewSessions(db, cfg)
+	if err != nil {
+		return err
+	}
+	admin, err := sessions.Issue(ctx, demo.AdminUserID)
+	if err != nil {
+		return err
+	}
+	base := *url
+	if base == "" {
+		a := app.New(cfg, lambdahttp.NewLogger("error"))
+		a.Getenv = env
+		defer a.Close()
+		h, err := a.Handler(ctx, routegroups.All()...)
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("localhost", strconv.Itoa(*port)))
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = lambdahttp.ServeListener(sctx, h, ln, nil) }()
+		base = "http://" + ln.Addr().String()
+	}
+
+	routes, err := benchRoutes(ctx, db)
+	if err != nil {
+		return err
+	}
+	httpc := &http.Client{Timeout: 15 * time.Minute}
+	res := Run{Scale: *scale}
+	for _, r := range routes {
+		if !strings.Contains(r, *match) {
+			continue
+		}
+		result, err := measure(ctx, httpc, base+r, admin.Refresh, *n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r, err)
+		}
+		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r, result.P50, result.P95, result.P99, result.Bytes, result.Status)
+		result.Route = r
+		res.Results = append(res.Results, result)
+	}
+	if *outFile == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*outFile, b, 0o644)
+}
+
+// benchRoutes are the issue's routes on the generated client: the large publisher's
+// publications in every order, with a search that matches an eighth of them and one that
+// matches nothing, and deep; the publishers list and its last page; the admin lists.
+func benchRoutes(ctx context.Context, db *postgres.DB) ([]string, error) {
+	var big, links, publishers, contributors, users int64
+	err := db.Pool.QueryRow(ctx, `SELECT p.id,
+		(SELECT count(*) FROM series_publishers WHERE publisher_id = p.id),
+		(SELECT count(*) FROM publishers WHERE client_id = $2),
+		(SELECT count(*) FROM contributors WHERE client_id = $2),
+		(SELECT count(*) FROM users)
+		FROM publishers p WHERE p.slug = $1`,
+		demo.GeneratedPublisherSlug(client, 1), client).Scan(&big, &links, &publishers, &contributors, &users)
+	if err != nil {
+		return nil, fmt.Errorf("look up the catalog: %w", err)
+	}
+	last := func(total int64) int64 { return max(0, total-20) }
+	pubs := fmt.Sprintf("/publisher/publications/%d?client=%d&limit=20", big, client)
+	routes := []string{}
+	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
+		routes = append(routes, pubs+"&order="+o)
+	}
+	routes = append(routes,
+		pubs+"&search=Blue",
+		pubs+"&search=Blue&order=added-desc",
+		pubs+"&search=zzqx",
+		pubs+fmt.Sprintf("&offset=%d", last(links)),
+		fmt.Sprintf("/publishers?client=%d&limit=20", client),
+		fmt.Sprintf("/publishers?client=%d&limit=20&order=name-asc", client),
+		fmt.Sprintf("/publishers?client=%d&limit=20&search=publisher", client),
+		fmt.Sprintf("/publishers?client=%d&limit=20&search=zzqx", client),
+		fmt.Sprintf("/publishers?client=%d&limit=20&offset=%d", client, last(publishers)),
+		fmt.Sprintf("/publisher/random?client=%d", client),
+		fmt.Sprintf("/admin-contributors?client=%d&limit=20", client),
+		fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=ta", client),
+		fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=kobayashi", client),
+		fmt.Sprintf("/admin-contributors?client=%d&limit=20&order=name-desc&offset=%d", client, last(contributors)),
+		"/admin-users?limit=20",
+		"/admin-users?limit=20&search=otaku",
+		fmt.Sprintf("/admin-users?limit=20&order=registered-desc&offset=%d", last(users)),
+		"/publishers?client=1",
+	)
+	return routes, nil
+}
+
+func measure(ctx context.Context, c *http.Client, url, token string, n int) (Result, error) {
+	var r Result
+	once := func() (time.Duration, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, err
+		}
+		req.AddCookie(&http.Cookie{Name: "refreshToken", Value: token})
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		d := time.Since(start)
+		if err != nil {
+			return 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
+		}
+		r.Bytes, r.Status = len(b), resp.StatusCode
+		return d, nil
+	}
+	for range max(1, n/10) {
+		if _, err := once(); err != nil {
+			return r, err
+		}
+	}
+	ds := make([]float64, 0, n)
+	for range n {
+		d, err := once()
+		if err != nil {
+			return r, err
+		}
+		ds = append(ds, float64(d.Microseconds())/1000)
+	}
+	slices.Sort(ds)
+	pct := func(p float64) float64 { return ds[min(len(ds)-1, int(p*float64(len(ds))))] }
+	r.Requests, r.P50, r.P95, r.P99 = n, pct(0.50), pct(0.95), pct(0.99)
+	return r, nil
+}
+
+// printReport prints a Markdown table: per route, p50/p95/p99 of each file and the growth
+// of p95 from the first file to the last.
+func printReport(out io.Writer, files []string) error {
+	var runs []Run
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var r Run
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return errors.New("no result files")
+	}
+	fmt.Fprint(out, "| route |")
+	for _, r := range runs {
+		fmt.Fprintf(out, " p50/p95/p99 ms at %d |", r.Scale)
+	}
+	fmt.Fprintln(out, " p95 growth |")
+	fmt.Fprint(out, "|---|")
+	for range runs {
+		fmt.Fprint(out, "---|")
+	}
+	fmt.Fprintln(out, "---|")
+	for i, first := range runs[0].Results {
+		fmt.Fprintf(out, "| `%s` |", first.Route)
+		var lastP95 float64
+		for _, r := range runs {
+			if i >= len(r.Results) {
+				fmt.Fprint(out, " - |")
+				continue
+			}
+			x := r.Results[i]
+			fmt.Fprintf(out, " %.1f / %.1f / %.1f |", x.P50, x.P95, x.P99)
+			lastP95 = x.P95
+		}
+		fmt.Fprintf(out, " %.1f× |\n", lastP95/first.P95)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mediacatalog/service/shared/httpapi"
+)
+
+func TestCompress(t *testing.T) {
+	long := map[string]string{"data": strings.Repeat("publication ", 500)}
+	short := map[string]string{"data": "ok"}
+	jsonHandler := func(v any) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.JSON(w, r, http.StatusOK, v) })
+	}
+	image := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(bytes.Repeat([]byte{0x89}, 4096))
+	})
+	notModified := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) })
+	tests := []struct {
+		name, accept string
+		h            http.Handler
+		status       int
+		gzipped      bool
+	}{
+		{"long JSON, gzip accepted", "gzip, deflate, br", jsonHandler(long), 200, true},
+		{"long JSON, gzip with q", "br;q=1.0, gzip;q=0.5", jsonHandler(long), 200, true},
+		{"long JSON, any encoding", "*", jsonHandler(long), 200, true},
+		{"long JSON, gzip refused", "gzip;q=0", jsonHandler(long), 200, false},
+		{"long JSON, no Accept-Encoding", "", jsonHandler(long), 200, false},
+		{"long JSON, other encodings only", "br, deflate", jsonHandler(long), 200, false},
+		{"short JSON", "gzip", jsonHandler(short), 200, false},
+		{"image", "gzip", image, 200, false},
+		{"not modified", "gzip", notModified, 304, false},
+		{"error status keeps its status", "gzip", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpapi.JSON(w, r, http.StatusBadRequest, long)
+		}), 400, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plain := httptest.NewRecorder()
+			tc.h.ServeHTTP(plain, httptest.NewRequest(http.MethodGet, "/", nil))
+
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			if tc.accept != "" {
+				req.Header.Set("Accept-Encoding", tc.accept)
+			}
+			rec := httptest.NewRecorder()
+			httpapi.Compress(tc.h).ServeHTTP(rec, req)
+			if rec.Code != tc.status {
+				t.Errorf("status %d, want %d", rec.Code, tc.status)
+			}
+			if got := rec.Header().Get("Vary"); got != "Accept-Encoding" {
+				t.Errorf("Vary %q", got)
+			}
+			body := rec.Body.Bytes()
+			if enc := rec.Header().Get("Content-Encoding"); (enc == "gzip") != tc.gzipped {
+				t.Fatalf("Content-Encoding %q, want gzip: %v", enc, tc.gzipped)
+			}
+			if tc.gzipped {
+				if len(body) >= plain.Body.Len() {
+					t.Errorf("compressed %d bytes, plain %d", len(body), plain.Body.Len())
+				}
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(body, plain.Body.Bytes()) {
+				t.Errorf("body differs from the uncompressed answer: %d bytes, want %d", len(body), plain.Body.Len())
+			}
+		})
+	}
+}

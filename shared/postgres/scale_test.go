@@ -1,0 +1,99 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+// TestSessionDefaults: every connection of the pool runs with the statement timeout and
+// custom plans, unless DATABASE_URL sets them.
+func TestSessionDefaults(t *testing.T) {
+	db := testenv.NewDB(t)
+	tests := []struct {
+		name, query       string
+		timeout, planMode string
+	}{
+		{"defaults", "", "5s", "force_custom_plan"},
+		{"parameter in the URL", "statement_timeout=2000", "2s", "force_custom_plan"},
+		{"options in the URL", "options=-c%20plan_cache_mode%3Dauto", "5s", "auto"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			url := db.URL
+			if tc.query != "" {
+				url += "&" + tc.query
+			}
+			pool, err := postgres.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			var timeout, planMode string
+			if err := pool.Pool.QueryRow(ctx, `SELECT current_setting('statement_timeout'), current_setting('plan_cache_mode')`).
+				Scan(&timeout, &planMode); err != nil {
+				t.Fatal(err)
+			}
+			if timeout != tc.timeout || planMode != tc.planMode {
+				t.Errorf("statement_timeout %s, plan_cache_mode %s; want %s, %s", timeout, planMode, tc.timeout, tc.planMode)
+			}
+		})
+	}
+}
+
+// TestCatalogColumnsFollowWrites: the columns that the lists read instead of counting or
+// joining (publishers.series_count, the series' columns on series_publishers) stay equal
+// to what they stand for after every kind of write (migration 00003's triggers).
+func TestCatalogColumnsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db := catalogDB(t, &postgres.QueryCounter{})
+	catalogExec(t, db, publisherFixture)
+	steps := []struct{ name, sql string }{
+		{"fixture", ``},
+		{"link added", `INSERT INTO series_publishers (series_id, publisher_id) VALUES (1001, 1002), (1002, 1002)`},
+		{"link removed", `DELETE FROM series_publishers WHERE series_id = 1002 AND publisher_id = 1001`},
+		{"link moved to another series", `UPDATE series_publishers SET series_id = 1005 WHERE series_id = 1001 AND publisher_id = 1002`},
+		{"series renamed", `UPDATE series SET name = 'Alpha Renamed', created_at = '2021-01-01Z' WHERE id = 1001`},
+		{"series moved to another client", `UPDATE series SET client_id = 3 WHERE id = 1004`},
+		{"alias added", `INSERT INTO series_aliases (series_id, title, language) VALUES (1002, 'Beta Alias', 'English')`},
+		{"alias renamed", `UPDATE series_aliases SET title = 'The Very First' WHERE id = 1001`},
+		{"alias removed", `DELETE FROM series_aliases WHERE id = 1003`},
+		{"publisher moved to another client", `UPDATE publishers SET client_id = 3 WHERE id = 1003`},
+		{"series deleted", `DELETE FROM series WHERE id = 1003`},
+		{"publisher deleted", `DELETE FROM publishers WHERE id = 1002`},
+	}
+	checks := []struct{ name, sql string }{
+		{"series_count", `SELECT count(*) FROM publishers p WHERE p.series_count <> (
+			SELECT count(*) FROM series_publishers sp JOIN series s ON s.id = sp.series_id
+			WHERE sp.publisher_id = p.id AND s.client_id = p.client_id)`},
+		{"link columns", `SELECT count(*) FROM series_publishers sp JOIN series s ON s.id = sp.series_id
+			WHERE (sp.client_id, sp.name, sp.created_at, sp.search) IS DISTINCT FROM
+			      (s.client_id, s.name, s.created_at, series_search_text(s.id))`},
+	}
+	for _, step := range steps {
+		if step.sql != "" {
+			catalogExec(t, db, step.sql)
+		}
+		for _, c := range checks {
+			var off int64
+			if err := db.Pool.QueryRow(ctx, c.sql).Scan(&off); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+			if off != 0 {
+				t.Errorf("after %s: %d rows with a stale %s", step.name, off, c.name)
+			}
+		}
+	}
+	// The search text is the name and every alias title, in alias id order.
+	var search string
+	if err := db.Pool.QueryRow(ctx, `SELECT search FROM series_publishers WHERE series_id = 1001 AND publisher_id = 1001`).Scan(&search); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Alpha Renamed%cThe Very First%cアルファ", 0x1f, 0x1f); search != want {
+		t.Errorf("search text %q, want %q", search, want)
+	}
+}
