@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 
 	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -79,11 +81,7 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.db == nil {
-		opts := []postgres.Option{}
-		if a.Config.DBMaxConns > 0 {
-			opts = append(opts, postgres.WithMaxConns(int32(a.Config.DBMaxConns)))
-		}
-		db, err := postgres.Open(ctx, a.Config.DatabaseURL, opts...)
+		db, err := postgres.Open(ctx, a.Config.DatabaseURL, a.dbOptions()...)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +89,22 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 		a.closers = append(a.closers, db.Close)
 	}
 	return a.db, nil
+}
+
+// dbOptions are the pool options of the configuration: DB_MAX_CONNS, and with
+// DB_IAM_AUTH the IAM token and verified TLS of RDS Proxy.
+func (a *App) dbOptions() []postgres.Option {
+	var opts []postgres.Option
+	if a.Config.DBMaxConns > 0 {
+		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
+	}
+	if a.Config.DBIAMAuth {
+		opts = append(opts, postgres.WithRDSAuth(postgres.RDSAuth{
+			Region:      a.Config.AWSRegion,
+			Credentials: awsconfig.Load(a.Config.AWSRegion, "", a.Getenv).Credentials,
+		}))
+	}
+	return opts
 }
 
 // Sessions returns the session issuer and checker, created on first use.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // Main is the whole body of a function's main: it serves one route group, under
@@ -33,8 +34,13 @@ func Main(group Group) {
 	}
 }
 
-// Run serves one route group until ctx is done.
+// Run serves one route group until ctx is done. The secrets SECRETS_ARN lists are read
+// first, once, and seen as environment variables (shared/secrets).
 func Run(ctx context.Context, group Group, getenv func(string) string) error {
+	getenv, err := secrets.Environment(ctx, getenv)
+	if err != nil {
+		return err
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err

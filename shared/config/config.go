@@ -28,7 +28,12 @@ type Config struct {
 	LogLevel    string
 
 	DatabaseURL string
-	DBMaxConns  int
+	// DBMaxConns bounds each process's pool (DB_MAX_CONNS; 0: pgx's default, the
+	// larger of 4 and the number of CPUs).
+	DBMaxConns int
+	// DBIAMAuth: connect with an IAM token instead of a password, over verified TLS
+	// (DB_IAM_AUTH; RDS Proxy in AWS).
+	DBIAMAuth bool
 
 	AWSRegion        string
 	DynamoEndpoint   string
@@ -67,6 +72,8 @@ func Load(getenv func(string) string) (Config, error) {
 		Port:             p.int("PORT", 3000),
 		LogLevel:         p.str("LOG_LEVEL", "info"),
 		DatabaseURL:      getenv("DATABASE_URL"),
+		DBMaxConns:       p.int("DB_MAX_CONNS", 0),
+		DBIAMAuth:        p.bool("DB_IAM_AUTH", false),
 		AWSRegion:        p.str("AWS_REGION", "us-east-1"),
 		DynamoEndpoint:   getenv("DYNAMODB_ENDPOINT"),
 		StateTable:       p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
