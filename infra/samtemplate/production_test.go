@@ -493,3 +493,33 @@ func TestOutboundAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestSamconfig: every environment sets only the template's parameters, and all of
+// those without a default.
+func TestSamconfig(t *testing.T) {
+	tpl := loadTemplate(t)
+	sc, err := os.ReadFile(repoFile("samconfig.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\].*?parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(string(sc), -1)
+	if len(blocks) != 3 {
+		t.Fatalf("%d deploy sections, want 3", len(blocks))
+	}
+	params := samtemplate.Get(tpl.Root, "Parameters")
+	for _, b := range blocks {
+		set := map[string]bool{}
+		for _, m := range regexp.MustCompile(`"(\w+)=`).FindAllStringSubmatch(b[2], -1) {
+			set[m[1]] = true
+			if samtemplate.Get(params, m[1]) == nil {
+				t.Errorf("[%s] sets %s, which the template does not have", b[1], m[1])
+			}
+		}
+		for i := 0; i+1 < len(params.Content); i += 2 {
+			name := params.Content[i].Value
+			if samtemplate.Get(params.Content[i+1], "Default") == nil && !set[name] {
+				t.Errorf("[%s] does not set %s, which has no default", b[1], name)
+			}
+		}
+	}
+}
