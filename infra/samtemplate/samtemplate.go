@@ -23,8 +23,8 @@ type Function struct {
 	Routes      []string          // "GET /tags/id/{id}"
 	Env         map[string]string // variable -> its value as written (short tags kept as text)
 	EnvNodes    map[string]*yaml.Node
-	Props       *yaml.Node // the Properties mapping
-	Policies    []*yaml.Node      // the Policies entries
+	Props       *yaml.Node   // the Properties mapping
+	Policies    []*yaml.Node // the Policies entries
 	Memory      int
 	Timeout     int
 }
