@@ -66,8 +66,8 @@ type Deps struct {
 	CacheBytes int64
 	// CacheTTL is how long a cached image is served (DefaultCacheTTL when 0).
 	CacheTTL time.Duration
-	// Invalidator, when set, is told about every change (CloudFront when
-	// CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
+	// Invalidator, when set, is told about each change of a user's picture, once
+	// (CloudFront when CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
 	Invalidator Invalidator
 	// Ledger decides which change calls invalidate; required with an Invalidator.
 	Ledger Ledger
