@@ -3,7 +3,7 @@
 // what its functions do:
 //
 //   - the writer (oauth, admin-*): read and write every table, use the sequences;
-//   - the reader (tags, publishers): read only;
+//   - the reader (tags, publishers): read only, the catalog (not the accounts);
 //   - the cdn role: read users' ids and pictures, and read and write its invalidation
 //     ledger (avatar_invalidations), nothing else.
 //
@@ -20,6 +20,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 )
+
+// accountTables are the accounts and sessions: the reader, whose functions serve the
+// public catalog, cannot read them.
+var accountTables = []string{"users", "sessions", "oauth_connections", "user_roles", "roles", "permissions", "role_permissions"}
 
 // Roles names the three roles and, optionally, their passwords (empty: left as is).
 type Roles struct {
@@ -66,6 +70,7 @@ func Apply(ctx context.Context, conn *pgx.Conn, r Roles) error {
 			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "+w,
 			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO "+w,
 			"GRANT SELECT ON ALL TABLES IN SCHEMA public TO "+rd,
+			"REVOKE ALL ON "+strings.Join(accountTables, ", ")+" FROM "+rd,
 			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO "+rd,
 			"GRANT SELECT (id, profile_image) ON users TO "+c,
 			"GRANT SELECT, INSERT, UPDATE ON avatar_invalidations TO "+c,
