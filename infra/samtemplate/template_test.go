@@ -162,6 +162,9 @@ func TestEnvironment(t *testing.T) {
 			if fromSecrets {
 				want = append(want, secrets.ARNsVariable)
 			}
+			if fromSecrets != (g.Secrets != nil) {
+				t.Errorf("the group reads secrets at start-up: %v; its variables need them: %v", g.Secrets != nil, fromSecrets)
+			}
 			sort.Strings(want)
 			var got []string
 			for k := range f.Env {

@@ -26,6 +26,11 @@ type Group struct {
 	Name  string
 	Build func(ctx context.Context, a *App) ([]httpapi.Route, error)
 	Env   []string // variables beyond CommonEnv that Build reads
+	// Secrets, when set, lays the secrets of SECRETS_ARN over the environment before
+	// the configuration is read (secrets.Environment). Only the groups that hold
+	// secrets set it, so the others do not link the Secrets Manager client (its
+	// package initialisation costs about a millisecond of every cold start).
+	Secrets func(ctx context.Context, getenv func(string) string) (func(string) string, error)
 }
 
 // CommonEnv are the variables every function reads (template.yaml's Globals).

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
-	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // Main is the whole body of a function's main: it serves one route group, under
@@ -34,12 +33,14 @@ func Main(group Group) {
 	}
 }
 
-// Run serves one route group until ctx is done. The secrets SECRETS_ARN lists are read
-// first, once, and seen as environment variables (shared/secrets).
+// Run serves one route group until ctx is done. A group that holds secrets reads them
+// first, once, and sees them as environment variables (Group.Secrets).
 func Run(ctx context.Context, group Group, getenv func(string) string) error {
-	getenv, err := secrets.Environment(ctx, getenv)
-	if err != nil {
-		return err
+	if group.Secrets != nil {
+		var err error
+		if getenv, err = group.Secrets(ctx, getenv); err != nil {
+			return err
+		}
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
