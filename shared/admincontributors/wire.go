@@ -22,5 +22,5 @@ var Group = app.Group{Name: "admin-contributors", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: NewAvatars(av)}), nil
+		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: av}), nil
 	}}
