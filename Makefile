@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role deploy lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role db-roles deploy rollback lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -118,6 +118,10 @@ token: ## print a refreshToken cookie value for USER against the local stack (la
 		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
 	fi
 
+db-roles: ## create the functions' database roles on DATABASE_URL (after make migrate; README, Deploying)
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	$(GO) run ./infra/cmd/db-roles
+
 grant-role: ## give USER the role ROLE (the first admin of a new deployment)
 	@test "$(origin USER)" = "command line" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
 	$(GO) run ./infra/cmd/grant-role -user "$(USER)" -role "$(ROLE)"
@@ -125,6 +129,13 @@ grant-role: ## give USER the role ROLE (the first admin of a new deployment)
 deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
 	sam build --config-env $(ENV)
 	sam deploy --config-env $(ENV)
+
+# Deploys the release VERSION (a git tag or commit) from a clean checkout of it; the
+# migrations stay (they are additive, so the older code runs on the newer schema).
+rollback: ## deploy an earlier release again: make rollback ENV=<env> VERSION=<tag>
+	@test -n "$(VERSION)" || { echo "usage: make rollback ENV=<env> VERSION=<git tag>" >&2; exit 2; }
+	rm -rf .rollback && git worktree add --detach .rollback "$(VERSION)"
+	$(MAKE) -C .rollback deploy ENV=$(ENV); status=$$?; git worktree remove --force .rollback; exit $$status
 
 clean: ## remove build output (keeps the local stack's data in $(STACK_DIR))
 	rm -rf $(BUILD_DIR) .aws-sam

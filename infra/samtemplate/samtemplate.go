@@ -22,7 +22,9 @@ type Function struct {
 	Arch        []string
 	Routes      []string          // "GET /tags/id/{id}"
 	Env         map[string]string // variable -> its value as written (short tags kept as text)
-	Policies    []*yaml.Node      // the Policies entries
+	EnvNodes    map[string]*yaml.Node
+	Props       *yaml.Node   // the Properties mapping
+	Policies    []*yaml.Node // the Policies entries
 	Memory      int
 	Timeout     int
 }
@@ -33,6 +35,8 @@ type Template struct {
 	Resources map[string]*yaml.Node
 	Functions map[string]*Function // by logical id
 	GlobalEnv map[string]string
+	// GlobalEnvNodes are Globals' variables as nodes.
+	GlobalEnvNodes map[string]*yaml.Node
 }
 
 // Load parses the template at path.
@@ -54,7 +58,7 @@ func Parse(b []byte) (*Template, error) {
 		return nil, fmt.Errorf("parse template: empty document")
 	}
 	root := doc.Content[0]
-	t := &Template{Root: root, Resources: map[string]*yaml.Node{}, Functions: map[string]*Function{}, GlobalEnv: map[string]string{}}
+	t := &Template{Root: root, Resources: map[string]*yaml.Node{}, Functions: map[string]*Function{}, GlobalEnv: map[string]string{}, GlobalEnvNodes: map[string]*yaml.Node{}}
 	res := Get(root, "Resources")
 	if res == nil {
 		return nil, fmt.Errorf("parse template: no Resources")
@@ -65,6 +69,7 @@ func Parse(b []byte) (*Template, error) {
 	defaults := &Function{}
 	if g := Get(root, "Globals", "Function"); g != nil {
 		t.GlobalEnv = scalarMap(Get(g, "Environment", "Variables"))
+		t.GlobalEnvNodes = nodeMap(Get(g, "Environment", "Variables"))
 		defaults.Handler = Scalar(Get(g, "Handler"))
 		defaults.Runtime = Scalar(Get(g, "Runtime"))
 		defaults.Arch = scalars(Get(g, "Architectures"))
@@ -81,6 +86,8 @@ func Parse(b []byte) (*Template, error) {
 			Runtime:     or(Scalar(Get(p, "Runtime")), defaults.Runtime),
 			Arch:        scalars(Get(p, "Architectures")),
 			Env:         map[string]string{},
+			EnvNodes:    map[string]*yaml.Node{},
+			Props:       p,
 		}
 		if len(f.Arch) == 0 {
 			f.Arch = defaults.Arch
@@ -97,6 +104,12 @@ func Parse(b []byte) (*Template, error) {
 		}
 		for k, v := range scalarMap(Get(p, "Environment", "Variables")) {
 			f.Env[k] = v
+		}
+		for k, v := range t.GlobalEnvNodes {
+			f.EnvNodes[k] = v
+		}
+		for k, v := range nodeMap(Get(p, "Environment", "Variables")) {
+			f.EnvNodes[k] = v
 		}
 		if pol := Get(p, "Policies"); pol != nil {
 			f.Policies = pol.Content
@@ -167,6 +180,17 @@ func scalarMap(n *yaml.Node) map[string]string {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		m[n.Content[i].Value] = Scalar(n.Content[i+1])
+	}
+	return m
+}
+
+func nodeMap(n *yaml.Node) map[string]*yaml.Node {
+	m := map[string]*yaml.Node{}
+	if n == nil {
+		return m
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		m[n.Content[i].Value] = n.Content[i+1]
 	}
 	return m
 }

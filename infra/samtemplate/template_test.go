@@ -17,6 +17,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/openapi"
 	"github.com/mediacatalog/service/shared/routegroups"
+	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // codeRoutes builds every group as its function would and returns its API routes. It
@@ -177,7 +178,8 @@ func TestBuildTargets(t *testing.T) {
 }
 
 // TestEnvironment: every variable a function's wiring reads is set for it, and no
-// other (secrets go only where they are used).
+// other; the secrets among them come from Secrets Manager at start-up (SECRETS_ARN),
+// never as variables; GOMEMLIMIT is the Go runtime's.
 func TestEnvironment(t *testing.T) {
 	fns := functionOf(t, loadTemplate(t))
 	for _, g := range routegroups.All() {
@@ -186,7 +188,21 @@ func TestEnvironment(t *testing.T) {
 			if f == nil {
 				t.Fatalf("no function %s", g.Name)
 			}
-			want := append(slices.Clone(app.CommonEnv), g.Env...)
+			want := []string{"GOMEMLIMIT"}
+			fromSecrets := false
+			for _, k := range append(slices.Clone(app.CommonEnv), g.Env...) {
+				if isSecret(k) {
+					fromSecrets = true
+					continue
+				}
+				want = append(want, k)
+			}
+			if fromSecrets {
+				want = append(want, secrets.ARNsVariable)
+			}
+			if fromSecrets != (g.Secrets != nil) {
+				t.Errorf("the group reads secrets at start-up: %v; its variables need them: %v", g.Secrets != nil, fromSecrets)
+			}
 			sort.Strings(want)
 			var got []string
 			for k := range f.Env {
@@ -194,19 +210,21 @@ func TestEnvironment(t *testing.T) {
 			}
 			sort.Strings(got)
 			if !slices.Equal(got, want) {
-				t.Errorf("environment differs\ntemplate: %v\nreads:    %v", got, want)
+				t.Errorf("environment differs\ntemplate: %v\nwant:     %v", got, want)
 			}
 			for k, v := range f.Env {
-				if isSecret(k) && !strings.Contains(v, "{{resolve:secretsmanager:") {
-					t.Errorf("%s must come from Secrets Manager, not %q", k, v)
+				if strings.Contains(v, "{{resolve:") {
+					t.Errorf("%s is resolved into the environment at deploy: %q", k, v)
 				}
 			}
 		})
 	}
 }
 
+// isSecret: variables that only Secrets Manager holds (the OAuth client ids travel
+// with their secrets).
 func isSecret(name string) bool {
-	return name == "DATABASE_URL" || name == "JWT_SECRET" || strings.HasSuffix(name, "_CLIENT_SECRET")
+	return name == "JWT_SECRET" || strings.HasPrefix(name, "OAUTH_") && (strings.HasSuffix(name, "_CLIENT_SECRET") || strings.HasSuffix(name, "_CLIENT_ID"))
 }
 
 // TestLeastPrivilege: a function's policies name only resources its own configuration
@@ -216,12 +234,9 @@ func TestLeastPrivilege(t *testing.T) {
 	for id, f := range tpl.Functions {
 		t.Run(id, func(t *testing.T) {
 			uses := map[string]bool{}
-			for _, v := range f.Env {
-				n := &yaml.Node{}
-				if err := yaml.Unmarshal([]byte("v: "+v), n); err == nil {
-					for _, r := range samtemplate.Refs(n) {
-						uses[r] = true
-					}
+			for _, n := range f.EnvNodes {
+				for _, r := range samtemplate.Refs(n) {
+					uses[r] = true
 				}
 			}
 			for _, p := range f.Policies {
@@ -235,7 +250,7 @@ func TestLeastPrivilege(t *testing.T) {
 					if strings.Contains(r, "::") {
 						continue // pseudo parameters: AWS::NoValue, AWS::Partition...
 					}
-					if _, isParam := tplParams(tpl)[r]; isParam && r != "CloudFrontDistributionId" {
+					if _, isParam := tplParams(tpl)[r]; isParam {
 						continue
 					}
 					if !uses[r] {

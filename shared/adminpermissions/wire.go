@@ -5,10 +5,11 @@ import (
 
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // Group is the admin-permissions function's wiring.
-var Group = app.Group{Name: "admin-permissions", Env: []string{"JWT_SECRET"},
+var Group = app.Group{Name: "admin-permissions", Secrets: secrets.Environment, Env: []string{"JWT_SECRET"},
 	Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
 		db, s, err := a.DBAndSessions(ctx)
 		if err != nil {

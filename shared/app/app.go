@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 
 	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -24,10 +26,15 @@ type Group struct {
 	Name  string
 	Build func(ctx context.Context, a *App) ([]httpapi.Route, error)
 	Env   []string // variables beyond CommonEnv that Build reads
+	// Secrets, when set, lays the secrets of SECRETS_ARN over the environment before
+	// the configuration is read (secrets.Environment). Only the groups that hold
+	// secrets set it, so the others do not link the Secrets Manager client (its
+	// package initialisation costs about a millisecond of every cold start).
+	Secrets func(ctx context.Context, getenv func(string) string) (func(string) string, error)
 }
 
 // CommonEnv are the variables every function reads (template.yaml's Globals).
-var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "DATABASE_URL", "DB_MAX_CONNS"}
+var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "DATABASE_URL", "DB_MAX_CONNS", "DB_IAM_AUTH"}
 
 // App holds the configuration and the lazily created clients of one process.
 type App struct {
@@ -79,11 +86,7 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.db == nil {
-		opts := []postgres.Option{}
-		if a.Config.DBMaxConns > 0 {
-			opts = append(opts, postgres.WithMaxConns(int32(a.Config.DBMaxConns)))
-		}
-		db, err := postgres.Open(ctx, a.Config.DatabaseURL, opts...)
+		db, err := postgres.Open(ctx, a.Config.DatabaseURL, a.dbOptions()...)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +94,22 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 		a.closers = append(a.closers, db.Close)
 	}
 	return a.db, nil
+}
+
+// dbOptions are the pool options of the configuration: DB_MAX_CONNS, and with
+// DB_IAM_AUTH the IAM token and verified TLS of RDS Proxy.
+func (a *App) dbOptions() []postgres.Option {
+	var opts []postgres.Option
+	if a.Config.DBMaxConns > 0 {
+		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
+	}
+	if a.Config.DBIAMAuth {
+		opts = append(opts, postgres.WithRDSAuth(postgres.RDSAuth{
+			Region:      a.Config.AWSRegion,
+			Credentials: awsconfig.Load(a.Config.AWSRegion, "", a.Getenv).Credentials,
+		}))
+	}
+	return opts
 }
 
 // Sessions returns the session issuer and checker, created on first use.

@@ -33,8 +33,15 @@ func Main(group Group) {
 	}
 }
 
-// Run serves one route group until ctx is done.
+// Run serves one route group until ctx is done. A group that holds secrets reads them
+// first, once, and sees them as environment variables (Group.Secrets).
 func Run(ctx context.Context, group Group, getenv func(string) string) error {
+	if group.Secrets != nil {
+		var err error
+		if getenv, err = group.Secrets(ctx, getenv); err != nil {
+			return err
+		}
+	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cdn_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"image"
@@ -358,11 +359,13 @@ type cloudFront struct {
 	dist    string
 	batches [][]string
 	fail    bool
+	calls   int
 }
 
 func (c *cloudFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.calls++
 	if c.fail || r.Method != http.MethodPost || r.URL.Path != "/2020-05-31/distribution/"+c.dist+"/invalidation" {
 		w.Header().Set("Content-Type", "text/xml")
 		w.WriteHeader(http.StatusNotFound)
@@ -388,7 +391,11 @@ func (c *cloudFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		strings.TrimPrefix(string(body), `<?xml version="1.0" encoding="UTF-8"?>`))
 }
 
+// TestChange: the public change route creates an invalidation only when the user's
+// picture changed since the last one, for the exact URLs; a failed invalidation is
+// retried, counted as a metric and left for the next call.
 func TestChange(t *testing.T) {
+	ctx := context.Background()
 	w := newWorld(t)
 	cf := &cloudFront{t: t, dist: "E2EXAMPLE12345"}
 	srv := httptest.NewServer(cf)
@@ -403,44 +410,110 @@ func TestChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, Invalidator: inv})
+	var logs bytes.Buffer
+	h := httpapi.Wrap(httpapi.NewMux(cdn.Routes(cdn.Deps{Users: w.db.DB, Files: w.files, Ledger: w.db.DB,
+		Invalidator: inv, RetryDelay: time.Millisecond})), httpapi.Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	exact := func(id int64) []string {
+		base := fmt.Sprintf("/user/avatar/%d", id)
+		return []string{base, base + "/high", base + "/scaled"}
+	}
+	jpeg, png, member := w.jpegUser, w.pngUser, demo.MemberUserID
 	tests := []struct {
-		path      string
+		name      string
+		before    func()
+		id        string
 		fail      bool
 		status    int
-		message   string
-		wantPaths []string
+		wantPaths []string // the one invalidation expected; nil: none
 	}{
-		{"/user/avatar/change/3", false, 200, "Success", []string{"/user/avatar/3", "/user/avatar/3/*"}},
-		{"/user/avatar/change/999999", false, 200, "Success", []string{"/user/avatar/999999", "/user/avatar/999999/*"}},
-		{"/user/avatar/change/abc", false, 400, "Required parameters missing", nil},
-		{"/user/avatar/change/0", false, 400, "Required parameters missing", nil},
-		{"/user/avatar/change/%20", false, 400, "Required parameters missing", nil},
-		{"/user/avatar/change/3", true, 500, "Internal server error", nil},
+		{"a user with a picture, first call", nil, fmt.Sprint(jpeg), false, 200, exact(jpeg)},
+		{"unchanged", nil, fmt.Sprint(jpeg), false, 200, nil},
+		{"unchanged again", nil, fmt.Sprint(jpeg), false, 200, nil},
+		{"a user who never had a picture", nil, fmt.Sprint(member), false, 200, nil},
+		{"an unknown user", nil, "999999", false, 200, nil},
+		{"a new picture", func() { w.upload(t, jpeg, avatartest.Base64(avatartest.PNG(t, 64, 64, true))) }, fmt.Sprint(jpeg), false, 200, exact(jpeg)},
+		{"the new picture, unchanged", nil, fmt.Sprint(jpeg), false, 200, nil},
+		{"the picture removed", func() {
+			if err := w.uploads.DeleteUserImage(ctx, jpeg); err != nil {
+				t.Fatal(err)
+			}
+		}, fmt.Sprint(jpeg), false, 200, exact(jpeg)},
+		{"removed, unchanged", nil, fmt.Sprint(jpeg), false, 200, nil},
+		{"CloudFront fails", func() { w.upload(t, png, avatartest.Base64(avatartest.PNG(t, 80, 80, true))) }, fmt.Sprint(png), true, 500, nil},
+		{"the next call retries", nil, fmt.Sprint(png), false, 200, exact(png)},
+		{"then nothing", nil, fmt.Sprint(png), false, 200, nil},
+		{"not a number", nil, "abc", false, 400, nil},
+		{"zero", nil, "0", false, 400, nil},
 	}
 	for _, tc := range tests {
-		t.Run(tc.path, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before()
+			}
 			cf.mu.Lock()
-			cf.fail, cf.batches = tc.fail, nil
+			cf.fail, cf.batches, cf.calls = tc.fail, nil, 0
 			cf.mu.Unlock()
-			rec := testenv.Do(t, h, testenv.Request(http.MethodPost, tc.path, nil))
-			want := fmt.Sprintf(`{"data":%q,"code":%d}`, tc.message, tc.status)
-			if rec.Code != tc.status || strings.TrimSpace(rec.Body.String()) != want {
-				t.Errorf("%d %s, want %s", rec.Code, rec.Body, want)
+			logs.Reset()
+			rec := testenv.Do(t, h, testenv.Request(http.MethodPost, "/user/avatar/change/"+tc.id, nil))
+			if rec.Code != tc.status {
+				t.Fatalf("%d %s, want %d", rec.Code, rec.Body, tc.status)
 			}
 			cf.mu.Lock()
 			defer cf.mu.Unlock()
-			if tc.wantPaths == nil && len(cf.batches) != 0 {
-				t.Errorf("invalidated %v", cf.batches)
+			switch {
+			case tc.wantPaths == nil && len(cf.batches) != 0:
+				t.Errorf("invalidated %v, want no invalidation", cf.batches)
+			case tc.wantPaths != nil && (len(cf.batches) != 1 || strings.Join(cf.batches[0], " ") != strings.Join(tc.wantPaths, " ")):
+				t.Errorf("invalidated %v, want exactly one of %v", cf.batches, tc.wantPaths)
 			}
-			if tc.wantPaths != nil && (len(cf.batches) != 1 || strings.Join(cf.batches[0], " ") != strings.Join(tc.wantPaths, " ")) {
-				t.Errorf("invalidated %v, want %v", cf.batches, tc.wantPaths)
+			failures := metricLines(t, logs.Bytes(), "InvalidationFailures")
+			if tc.fail {
+				if cf.calls < 3 {
+					t.Errorf("%d CreateInvalidation requests, want 3 attempts at least", cf.calls)
+				}
+				if failures != 1 {
+					t.Errorf("%d InvalidationFailures metric lines, want 1:\n%s", failures, logs.String())
+				}
+			} else if failures != 0 {
+				t.Errorf("%d InvalidationFailures metric lines, want none", failures)
 			}
 		})
 	}
 	if _, err := cdn.NewCloudFront(config.Config{}, ""); err == nil {
 		t.Error("a CloudFront invalidator without a distribution was made")
 	}
+}
+
+// metricLines counts the log lines that are embedded-metric-format documents
+// recording metric name (namespace MediaCatalog, dimension Function=cdn, value 1).
+func metricLines(t *testing.T, logs []byte, name string) int {
+	t.Helper()
+	n := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(logs), []byte("\n")) {
+		var doc struct {
+			AWS struct {
+				Timestamp         int64
+				CloudWatchMetrics []struct {
+					Namespace  string
+					Dimensions [][]string
+					Metrics    []struct{ Name, Unit string }
+				}
+			} `json:"_aws"`
+			Function string
+		}
+		if len(line) == 0 || json.Unmarshal(line, &doc) != nil || len(doc.AWS.CloudWatchMetrics) != 1 {
+			continue
+		}
+		var value map[string]any
+		_ = json.Unmarshal(line, &value)
+		m := doc.AWS.CloudWatchMetrics[0]
+		if m.Namespace == cdn.MetricsNamespace && len(m.Metrics) == 1 && m.Metrics[0].Name == name && m.Metrics[0].Unit == "Count" &&
+			len(m.Dimensions) == 1 && strings.Join(m.Dimensions[0], ",") == "Function" && doc.Function == "cdn" &&
+			doc.AWS.Timestamp > 0 && value[name] == float64(1) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestEvents runs each route's event from events/cdn through the Lambda entry: the

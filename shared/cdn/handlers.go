@@ -156,11 +156,17 @@ func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 }
 
 // handleChange serves POST /user/avatar/change/{id}, called by the services that
-// change a profile image: it drops this container's cached images of the user and,
-// with an invalidator, has CloudFront drop /user/avatar/<id> and /user/avatar/<id>/*.
-// A blank or non-numeric id is 400; a failed invalidation is 500, so that the caller
-// logs it.
-func handleChange(c *cache, inv Invalidator) http.Handler {
+// change a profile image. It drops this container's cached images of the user. With an
+// invalidator, it has CloudFront drop the user's three avatar URLs, exact paths, but
+// only when the user's picture differs from the one last invalidated (the ledger): the
+// route is public, and calls for unchanged users must cost nothing. A failed
+// invalidation is tried invalidateAttempts times in all (on top of the client's own
+// retries), then counted (the InvalidationFailures metric), left for the next call to
+// retry, and answered 500 so that the caller logs it. A blank or non-numeric id is 400.
+func handleChange(c *cache, inv Invalidator, ledger Ledger, delay time.Duration) http.Handler {
+	if delay <= 0 {
+		delay = DefaultRetryDelay
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := httpapi.PathInt(r, "id")
 		if err != nil {
@@ -168,13 +174,52 @@ func handleChange(c *cache, inv Invalidator) http.Handler {
 			return
 		}
 		c.drop(id)
-		if inv != nil {
-			base := "/user/avatar/" + strconv.FormatInt(id, 10)
-			if err := inv.Invalidate(r.Context(), base, base+"/*"); err != nil {
-				httpapi.Error(w, r, fmt.Errorf("invalidate the avatar of user %d: %w", id, err))
-				return
+		if inv == nil {
+			httpapi.OK(w, r, msgSuccess)
+			return
+		}
+		ctx := r.Context()
+		changed, err := ledger.ClaimAvatarInvalidation(ctx, id)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		if !changed {
+			httpapi.OK(w, r, msgSuccess)
+			return
+		}
+		base := "/user/avatar/" + strconv.FormatInt(id, 10)
+		paths := []string{base, base + "/" + images.ResHigh, base + "/" + images.ResScaled}
+		if err := invalidate(ctx, inv, paths, delay); err != nil {
+			recordFailure(httpapi.Logger(ctx), "InvalidationFailures")
+			if rerr := ledger.RetryAvatarInvalidation(context.WithoutCancel(ctx), id); rerr != nil {
+				err = errors.Join(err, rerr)
 			}
+			httpapi.Error(w, r, fmt.Errorf("invalidate the avatar of user %d: %w", id, err))
+			return
 		}
 		httpapi.OK(w, r, msgSuccess)
 	})
+}
+
+// invalidateAttempts is how often handleChange tries an invalidation.
+const invalidateAttempts = 3
+
+// invalidate creates one invalidation of paths, retrying with a doubling delay while
+// the request's deadline allows.
+func invalidate(ctx context.Context, inv Invalidator, paths []string, delay time.Duration) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		if err = inv.Invalidate(ctx, paths...); err == nil || attempt == invalidateAttempts {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+		delay *= 2
+	}
 }

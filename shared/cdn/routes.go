@@ -24,6 +24,9 @@ import (
 // DefaultCacheTTL is how long a container serves a cached image without looking again.
 const DefaultCacheTTL = time.Minute
 
+// DefaultRetryDelay is the wait before the first retry of a failed invalidation.
+const DefaultRetryDelay = 250 * time.Millisecond
+
 // Users finds profile images; *postgres.DB satisfies it.
 type Users interface {
 	// UserImage returns the user's image reference ("" for none); apperr.NotFound for
@@ -42,6 +45,18 @@ type Invalidator interface {
 	Invalidate(ctx context.Context, paths ...string) error
 }
 
+// Ledger remembers which picture of each user CloudFront was last told to drop, so
+// that a change call for an unchanged user costs no invalidation; *postgres.DB
+// satisfies it.
+type Ledger interface {
+	// ClaimAvatarInvalidation records the user's current picture as invalidated and
+	// reports whether it differs from the one recorded before.
+	ClaimAvatarInvalidation(ctx context.Context, id int64) (bool, error)
+	// RetryAvatarInvalidation makes the next claim for the user succeed (after a
+	// failed invalidation).
+	RetryAvatarInvalidation(ctx context.Context, id int64) error
+}
+
 // Deps are what the group needs.
 type Deps struct {
 	Users Users
@@ -51,9 +66,14 @@ type Deps struct {
 	CacheBytes int64
 	// CacheTTL is how long a cached image is served (DefaultCacheTTL when 0).
 	CacheTTL time.Duration
-	// Invalidator, when set, is told about every change (CloudFront when
-	// CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
+	// Invalidator, when set, is told about each change of a user's picture, once
+	// (CloudFront when CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
 	Invalidator Invalidator
+	// Ledger decides which change calls invalidate; required with an Invalidator.
+	Ledger Ledger
+	// RetryDelay is the wait before the first retry of a failed invalidation,
+	// doubled for the next (DefaultRetryDelay when 0).
+	RetryDelay time.Duration
 }
 
 // Routes is the group's whole API.
@@ -67,6 +87,6 @@ func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
 		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
 		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(c, d.Invalidator)},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(c, d.Invalidator, d.Ledger, d.RetryDelay)},
 	}
 }

@@ -25,7 +25,7 @@ var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES",
 			if err != nil {
 				return nil, err
 			}
-			d.Invalidator = cf
+			d.Invalidator, d.Ledger = cf, db
 		}
 		return Routes(d), nil
 	}}

@@ -38,7 +38,12 @@ type Config struct {
 	LogLevel    string
 
 	DatabaseURL string
-	DBMaxConns  int
+	// DBMaxConns bounds each process's pool (DB_MAX_CONNS; 0: pgx's default, the
+	// larger of 4 and the number of CPUs).
+	DBMaxConns int
+	// DBIAMAuth: connect with an IAM token instead of a password, over verified TLS
+	// (DB_IAM_AUTH; RDS Proxy in AWS).
+	DBIAMAuth bool
 
 	// RequestTimeout bounds each request's work (REQUEST_TIMEOUT); under Lambda the
 	// invocation's deadline minus a second bounds it as well.
@@ -83,6 +88,8 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:             p.str("LOG_LEVEL", "info"),
 		RequestTimeout:       p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
 		DatabaseURL:          getenv("DATABASE_URL"),
+		DBMaxConns:           p.int("DB_MAX_CONNS", 0),
+		DBIAMAuth:            p.bool("DB_IAM_AUTH", false),
 		AWSRegion:            p.str("AWS_REGION", "us-east-1"),
 		DynamoEndpoint:       getenv("DYNAMODB_ENDPOINT"),
 		StateTable:           p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),

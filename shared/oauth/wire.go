@@ -6,10 +6,11 @@ import (
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // Group is the oauth function's wiring.
-var Group = app.Group{Name: "oauth",
+var Group = app.Group{Name: "oauth", Secrets: secrets.Environment,
 	Env: []string{"JWT_SECRET", "OAUTH_STATE_TABLE", "RATE_LIMIT_TABLE", "OAUTH_RATE_LIMIT", "OAUTH_RATE_WINDOW",
 		"OAUTH_GOOGLE_CLIENT_ID", "OAUTH_GOOGLE_CLIENT_SECRET", "OAUTH_DISCORD_CLIENT_ID",
 		"OAUTH_DISCORD_CLIENT_SECRET", "OAUTH_GITHUB_CLIENT_ID", "OAUTH_GITHUB_CLIENT_SECRET"},

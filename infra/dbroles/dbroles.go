@@ -1,0 +1,85 @@
+// Package dbroles creates the PostgreSQL roles the functions connect as (through RDS
+// Proxy, which logs in with each role's password from its secret) and grants each only
+// what its functions do:
+//
+//   - the writer (oauth, admin-*): read and write every table, use the sequences;
+//   - the reader (tags, publishers): read only, the catalog (not the accounts);
+//   - the cdn role: read users' ids and pictures, and read and write its invalidation
+//     ledger (avatar_invalidations), nothing else.
+//
+// Run it as the owner of the tables (the user that runs the migrations), after the
+// migrations; it is idempotent. The grants on tables that later migrations create come
+// from the default privileges it sets for that owner (the cdn role's are per table, so
+// a migration that gives cdn a new table grants it there).
+package dbroles
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// accountTables are the accounts and sessions: the reader, whose functions serve the
+// public catalog, cannot read them.
+var accountTables = []string{"users", "sessions", "oauth_connections", "user_roles", "roles", "permissions", "role_permissions"}
+
+// Roles names the three roles and, optionally, their passwords (empty: left as is).
+type Roles struct {
+	Writer, Reader, CDN                         string
+	WriterPassword, ReaderPassword, CDNPassword string
+}
+
+// Defaults are the template's role names (parameters DbWriterUser, DbReaderUser, DbCdnUser).
+var Defaults = Roles{Writer: "catalog_writer", Reader: "catalog_reader", CDN: "catalog_cdn"}
+
+// Apply creates the roles that do not exist and grants their privileges on the
+// connected database, in one transaction.
+func Apply(ctx context.Context, conn *pgx.Conn, r Roles) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var db string
+		if err := tx.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
+			return err
+		}
+		q := func(name string) string { return pgx.Identifier{name}.Sanitize() }
+		w, rd, c := q(r.Writer), q(r.Reader), q(r.CDN)
+		var stmts []string
+		for _, role := range []struct{ name, password string }{{r.Writer, r.WriterPassword}, {r.Reader, r.ReaderPassword}, {r.CDN, r.CDNPassword}} {
+			if role.name == "" {
+				return fmt.Errorf("dbroles: a role name is empty")
+			}
+			var exists bool
+			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", role.name).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				stmts = append(stmts, "CREATE ROLE "+q(role.name)+" LOGIN")
+			}
+			if role.password != "" {
+				// ALTER ROLE takes no parameters: the password is a quoted literal.
+				stmts = append(stmts, "ALTER ROLE "+q(role.name)+" PASSWORD '"+strings.ReplaceAll(role.password, "'", "''")+"'")
+			}
+			stmts = append(stmts,
+				"GRANT CONNECT ON DATABASE "+q(db)+" TO "+q(role.name),
+				"GRANT USAGE ON SCHEMA public TO "+q(role.name))
+		}
+		stmts = append(stmts,
+			"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+w,
+			"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "+w,
+			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "+w,
+			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO "+w,
+			"GRANT SELECT ON ALL TABLES IN SCHEMA public TO "+rd,
+			"REVOKE ALL ON "+strings.Join(accountTables, ", ")+" FROM "+rd,
+			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO "+rd,
+			"GRANT SELECT (id, profile_image) ON users TO "+c,
+			"GRANT SELECT, INSERT, UPDATE ON avatar_invalidations TO "+c,
+		)
+		for _, s := range stmts {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return fmt.Errorf("dbroles: %s: %w", strings.SplitN(s, " PASSWORD ", 2)[0], err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,121 @@
+package dbroles_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mediacatalog/service/infra/dbroles"
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// TestRoles: each role can do what its functions do and nothing more: the reader
+// reads, the cdn role reads pictures and keeps its ledger, the writer writes.
+func TestRoles(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDemoDB(t)
+	suffix := fmt.Sprintf("_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	roles := dbroles.Roles{Writer: "t_writer" + suffix, Reader: "t_reader" + suffix, CDN: "t_cdn" + suffix,
+		WriterPassword: "w-pass'word", ReaderPassword: "r-password", CDNPassword: "c-password"}
+	owner, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close(ctx)
+	t.Cleanup(func() {
+		for _, r := range []string{roles.Writer, roles.Reader, roles.CDN} {
+			id := pgx.Identifier{r}.Sanitize()
+			c, err := pgx.Connect(context.Background(), db.URL)
+			if err != nil {
+				return
+			}
+			_, _ = c.Exec(context.Background(), "DROP OWNED BY "+id)
+			_, _ = c.Exec(context.Background(), "DROP ROLE IF EXISTS "+id)
+			c.Close(context.Background())
+		}
+	})
+	for range 2 { // idempotent
+		if err := dbroles.Apply(ctx, owner, roles); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(role, password string) *postgres.DB {
+		t.Helper()
+		pdb, err := postgres.Open(ctx, db.URL, func(c *pgxpool.Config) { c.ConnConfig.User, c.ConnConfig.Password = role, password })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pdb.Close)
+		return pdb
+	}
+	reader, cdn, writer := as(roles.Reader, roles.ReaderPassword), as(roles.CDN, roles.CDNPassword), as(roles.Writer, roles.WriterPassword)
+
+	// What the functions do, as their roles.
+	if tags, err := reader.Tags(ctx, 1); err != nil || len(tags) == 0 {
+		t.Errorf("reader: tags %d, %v", len(tags), err)
+	}
+	if _, err := reader.Publishers(ctx, catalog.PublisherFilter{Client: 1, Limit: 5}); err != nil {
+		t.Errorf("reader: publishers: %v", err)
+	}
+	if _, err := db.SetUserImage(ctx, demo.MemberUserID, "users/3/abc-def.jpg"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cdn.UserImage(ctx, demo.MemberUserID); err != nil {
+		t.Errorf("cdn: user image: %v", err)
+	}
+	if claimed, err := cdn.ClaimAvatarInvalidation(ctx, demo.MemberUserID); err != nil || !claimed {
+		t.Errorf("cdn: claim %v, %v", claimed, err)
+	}
+	if err := cdn.RetryAvatarInvalidation(ctx, demo.MemberUserID); err != nil {
+		t.Errorf("cdn: retry: %v", err)
+	}
+
+	tests := []struct {
+		name    string
+		db      *postgres.DB
+		sql     string
+		allowed bool
+	}{
+		{"reader reads the catalog", reader, "SELECT count(*) FROM series", true},
+		{"reader cannot read accounts", reader, "SELECT count(*) FROM users", false},
+		{"reader cannot read sessions", reader, "SELECT count(*) FROM sessions", false},
+		{"reader cannot insert", reader, "INSERT INTO clients (id, name) VALUES (9001, 'x')", false},
+		{"reader cannot update", reader, "UPDATE tags SET name = name", false},
+		{"reader cannot delete", reader, "DELETE FROM sessions", false},
+		{"reader cannot write the ledger", reader, "INSERT INTO avatar_invalidations (user_id, ref) VALUES (9001, '')", false},
+		{"cdn reads pictures", cdn, "SELECT id, profile_image FROM users", true},
+		{"cdn cannot read other columns", cdn, "SELECT username FROM users", false},
+		{"cdn cannot read sessions", cdn, "SELECT count(*) FROM sessions", false},
+		{"cdn cannot change users", cdn, "UPDATE users SET profile_image = NULL", false},
+		{"cdn cannot delete its ledger", cdn, "DELETE FROM avatar_invalidations", false},
+		{"writer writes", writer, "INSERT INTO clients (id, name) VALUES (9002, 'x')", true},
+		{"writer uses identities", writer, "INSERT INTO roles (name) VALUES ('t-role')", true},
+		{"writer deletes", writer, "DELETE FROM sessions WHERE false", true},
+		{"writer cannot change the schema", writer, "CREATE TABLE t_x (id int)", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.db.Pool.Exec(ctx, tc.sql)
+			var pgErr *pgconn.PgError
+			denied := errors.As(err, &pgErr) && pgErr.Code == "42501"
+			switch {
+			case tc.allowed && err != nil:
+				t.Errorf("%s: %v", tc.sql, err)
+			case !tc.allowed && !denied:
+				t.Errorf("%s: %v, want permission denied", tc.sql, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,525 @@
+package samtemplate_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediacatalog/service/infra/samtemplate"
+	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/oauth/providers"
+	"github.com/mediacatalog/service/shared/routegroups"
+)
+
+// resource returns the Properties of a resource, failing when it is absent or of
+// another type.
+func resource(t *testing.T, tpl *samtemplate.Template, id, typ string) *yaml.Node {
+	t.Helper()
+	r := tpl.Resources[id]
+	if r == nil {
+		t.Fatalf("no resource %s", id)
+	}
+	if got := samtemplate.Scalar(samtemplate.Get(r, "Type")); got != typ {
+		t.Fatalf("%s is a %s, want %s", id, got, typ)
+	}
+	return samtemplate.Get(r, "Properties")
+}
+
+// param returns a parameter's field ("Default", "MaxValue"...).
+func param(t *testing.T, tpl *samtemplate.Template, name, field string) string {
+	t.Helper()
+	p := samtemplate.Get(tpl.Root, "Parameters", name)
+	if p == nil {
+		t.Fatalf("no parameter %s", name)
+	}
+	return samtemplate.Scalar(samtemplate.Get(p, field))
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
+}
+
+// list is a sequence's items as text.
+func list(n *yaml.Node) []string {
+	if n == nil {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return []string{samtemplate.Scalar(n)}
+	}
+	var out []string
+	for _, c := range n.Content {
+		out = append(out, samtemplate.Scalar(c))
+	}
+	return out
+}
+
+// dbRoles: the database role each function connects as; only the read-only role for
+// the public catalog, the cdn's own for the avatar ledger.
+var dbRoles = map[string]string{
+	"tags": "DbReaderUser", "publishers": "DbReaderUser", "cdn": "DbCdnUser",
+	"oauth": "DbWriterUser", "admin-users": "DbWriterUser", "admin-roles": "DbWriterUser",
+	"admin-permissions": "DbWriterUser", "admin-contributors": "DbWriterUser",
+}
+
+// subParts returns a long-form !Sub's string and variables.
+func subParts(t *testing.T, n *yaml.Node) (string, map[string]string) {
+	t.Helper()
+	if n == nil || n.Tag != "!Sub" || n.Kind != yaml.SequenceNode || len(n.Content) != 2 {
+		t.Fatalf("want a !Sub [string, {variables}], got %s", samtemplate.Scalar(n))
+	}
+	vars := map[string]string{}
+	for i := 0; i+1 < len(n.Content[1].Content); i += 2 {
+		vars[n.Content[1].Content[i].Value] = samtemplate.Scalar(n.Content[1].Content[i+1])
+	}
+	return n.Content[0].Value, vars
+}
+
+// statements returns the function's policy statements by Sid.
+func statements(f *samtemplate.Function) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	for _, p := range f.Policies {
+		if st := samtemplate.Get(p, "Statement"); st != nil {
+			for _, s := range st.Content {
+				out[samtemplate.Scalar(samtemplate.Get(s, "Sid"))] = s
+			}
+		}
+	}
+	return out
+}
+
+// TestDatabaseAccess: every function reaches PostgreSQL through the proxy as its own
+// role, with an IAM token (no password anywhere in its configuration), TLS verify-full
+// and a connect timeout below its own timeout; its IAM policy lets it connect as that
+// role only; the configuration the template gives is what the pool honours.
+func TestDatabaseAccess(t *testing.T) {
+	tpl := loadTemplate(t)
+	if got := tpl.GlobalEnv["DB_IAM_AUTH"]; got != "true" {
+		t.Errorf("DB_IAM_AUTH = %q", got)
+	}
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"DB_MAX_CONNS": tpl.GlobalEnv["DB_MAX_CONNS"], "DB_IAM_AUTH": tpl.GlobalEnv["DB_IAM_AUTH"]}[k]
+	})
+	if err != nil || cfg.DBMaxConns < 1 || cfg.DBMaxConns > 2 || !cfg.DBIAMAuth {
+		t.Errorf("the template's DB_MAX_CONNS %q reads as %d (%v), IAM %v", tpl.GlobalEnv["DB_MAX_CONNS"], cfg.DBMaxConns, err, cfg.DBIAMAuth)
+	}
+	connectTimeout := atoi(t, param(t, tpl, "DbConnectTimeout", "MaxValue"))
+	host := "!If [CreateProxy, !GetAtt DbProxy.Endpoint, !Ref DbProxyEndpoint]"
+	for _, f := range functionOf(t, tpl) {
+		t.Run(f.Name, func(t *testing.T) {
+			url, vars := subParts(t, f.EnvNodes["DATABASE_URL"])
+			if url != "postgres://${User}@${Host}:${DbPort}/${DbName}?sslmode=verify-full&connect_timeout=${DbConnectTimeout}" {
+				t.Errorf("DATABASE_URL %q", url)
+			}
+			if vars["User"] != "!Ref "+dbRoles[f.Name] || vars["Host"] != host {
+				t.Errorf("DATABASE_URL variables %v, want user %s through the proxy", vars, dbRoles[f.Name])
+			}
+			if connectTimeout >= f.Timeout {
+				t.Errorf("connect timeout up to %d s, function timeout %d s", connectTimeout, f.Timeout)
+			}
+			st := statements(f)["ConnectAsOwnDatabaseRole"]
+			if !slices.Equal(list(samtemplate.Get(st, "Action")), []string{"rds-db:connect"}) {
+				t.Fatalf("no rds-db:connect statement: %s", samtemplate.Scalar(st))
+			}
+			arn, avars := subParts(t, samtemplate.Get(st, "Resource"))
+			if !strings.HasSuffix(arn, ":dbuser:${ProxyId}/${User}") || avars["User"] != "!Ref "+dbRoles[f.Name] ||
+				!strings.Contains(avars["ProxyId"], "!GetAtt DbProxy.DBProxyArn") || !strings.Contains(avars["ProxyId"], "!Ref DbProxyResourceId") {
+				t.Errorf("rds-db:connect on %s %v", arn, avars)
+			}
+			for k, v := range f.Env {
+				if strings.Contains(strings.ToLower(k+v), "password") {
+					t.Errorf("%s mentions a password: %s", k, v)
+				}
+			}
+		})
+	}
+
+	// The proxy: created unless an existing one is named, IAM required for every role,
+	// TLS required, and a borrow timeout below every function's timeout.
+	if c := samtemplate.Get(tpl.Root, "Conditions", "CreateProxy"); c.Tag != "!Equals" || !slices.Equal(list(c), []string{"!Ref DbProxyEndpoint", ""}) || param(t, tpl, "DbProxyEndpoint", "Default") != "" {
+		t.Errorf("CreateProxy is %s; want the proxy by default", samtemplate.Scalar(c))
+	}
+	for _, id := range []string{"DbProxy", "DbProxyTargetGroup", "DbProxyRole"} {
+		if got := samtemplate.Scalar(samtemplate.Get(tpl.Resources[id], "Condition")); got != "CreateProxy" {
+			t.Errorf("%s's condition %q", id, got)
+		}
+	}
+	proxy := resource(t, tpl, "DbProxy", "AWS::RDS::DBProxy")
+	if samtemplate.Scalar(samtemplate.Get(proxy, "RequireTLS")) != "true" || samtemplate.Scalar(samtemplate.Get(proxy, "EngineFamily")) != "POSTGRESQL" {
+		t.Error("the proxy must be PostgreSQL with TLS required")
+	}
+	auth := samtemplate.Get(proxy, "Auth")
+	var secrets []string
+	for _, a := range auth.Content {
+		if samtemplate.Scalar(samtemplate.Get(a, "IAMAuth")) != "REQUIRED" {
+			t.Errorf("proxy auth without IAM: %s", samtemplate.Scalar(a))
+		}
+		secrets = append(secrets, samtemplate.Scalar(samtemplate.Get(a, "SecretArn")))
+	}
+	slices.Sort(secrets)
+	if want := []string{"!Ref DbCdnSecretArn", "!Ref DbReaderSecretArn", "!Ref DbWriterSecretArn"}; !slices.Equal(secrets, want) {
+		t.Errorf("proxy logins %v, want %v", secrets, want)
+	}
+	tg := resource(t, tpl, "DbProxyTargetGroup", "AWS::RDS::DBProxyTargetGroup")
+	borrow := atoi(t, samtemplate.Scalar(samtemplate.Get(tg, "ConnectionPoolConfigurationInfo", "ConnectionBorrowTimeout")))
+	for _, f := range tpl.Functions {
+		if borrow >= f.Timeout {
+			t.Errorf("the proxy's borrow timeout %d s is not below %s's %d s", borrow, f.Name, f.Timeout)
+		}
+	}
+}
+
+// TestSecretsPerFunction: a function may read exactly the secrets its variables come
+// from: the JWT secret (made by the stack) where sessions are checked, the OAuth
+// applications' secret in oauth only, nothing in tags, publishers and cdn.
+func TestSecretsPerFunction(t *testing.T) {
+	tpl := loadTemplate(t)
+	gen := samtemplate.Get(resource(t, tpl, "JwtSecret", "AWS::SecretsManager::Secret"), "GenerateSecretString")
+	if samtemplate.Scalar(samtemplate.Get(gen, "GenerateStringKey")) != "JWT_SECRET" || atoi(t, samtemplate.Scalar(samtemplate.Get(gen, "PasswordLength"))) < 32 {
+		t.Errorf("JwtSecret generates %s", samtemplate.Scalar(gen))
+	}
+	fns := functionOf(t, tpl)
+	for _, g := range routegroups.All() {
+		t.Run(g.Name, func(t *testing.T) {
+			f := fns[g.Name]
+			var want []string
+			if slices.Contains(g.Env, "JWT_SECRET") {
+				want = append(want, "JwtSecret")
+			}
+			if slices.ContainsFunc(g.Env, func(k string) bool { return strings.HasPrefix(k, "OAUTH_") && strings.HasSuffix(k, "_CLIENT_SECRET") }) {
+				want = append(want, "OAuthSecretArn")
+			}
+			var listed []string
+			if n := f.EnvNodes["SECRETS_ARN"]; n != nil {
+				listed = samtemplate.Refs(n)
+			}
+			var readable []string
+			if st := statements(f)["ReadOwnSecrets"]; st != nil {
+				if !slices.Equal(list(samtemplate.Get(st, "Action")), []string{"secretsmanager:GetSecretValue"}) {
+					t.Errorf("secret statement allows %s", samtemplate.Scalar(samtemplate.Get(st, "Action")))
+				}
+				readable = samtemplate.Refs(samtemplate.Get(st, "Resource"))
+			}
+			for _, p := range f.Policies {
+				if strings.Contains(samtemplate.Scalar(p), "secretsmanager:") && samtemplate.Get(p, "Statement") == nil {
+					t.Errorf("secrets access outside ReadOwnSecrets: %s", samtemplate.Scalar(p))
+				}
+			}
+			slices.Sort(listed)
+			slices.Sort(readable)
+			if !slices.Equal(listed, want) || !slices.Equal(readable, want) {
+				t.Errorf("SECRETS_ARN lists %v, IAM allows %v; want %v", listed, readable, want)
+			}
+		})
+	}
+}
+
+// TestDomain: the API has one host, ApiDomainName: the custom domain (created with the
+// certificate, or an existing one), the functions' API_URL, the ApiUrl output and
+// CloudFront's origin; the default execute-api host is off; the cdn function invalidates
+// the stack's own distribution from the first deploy.
+func TestDomain(t *testing.T) {
+	tpl := loadTemplate(t)
+	want := `!Sub https://${ApiDomainName}`
+	if got := tpl.GlobalEnv["API_URL"]; got != want {
+		t.Errorf("API_URL %q", got)
+	}
+	if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Outputs", "ApiUrl", "Value")); got != want {
+		t.Errorf("ApiUrl output %q", got)
+	}
+	if got := samtemplate.Scalar(samtemplate.Get(resource(t, tpl, "HttpApi", "AWS::Serverless::HttpApi"), "DisableExecuteApiEndpoint")); got != "true" {
+		t.Errorf("DisableExecuteApiEndpoint %q", got)
+	}
+	origins := samtemplate.Get(resource(t, tpl, "Distribution", "AWS::CloudFront::Distribution"), "DistributionConfig", "Origins")
+	if len(origins.Content) != 1 || samtemplate.Scalar(samtemplate.Get(origins.Content[0], "DomainName")) != "!Ref ApiDomainName" {
+		t.Errorf("CloudFront origin %s", samtemplate.Scalar(origins))
+	}
+	domain := resource(t, tpl, "ApiDomain", "AWS::ApiGatewayV2::DomainName")
+	if samtemplate.Scalar(samtemplate.Get(domain, "DomainName")) != "!Ref ApiDomainName" ||
+		!strings.Contains(samtemplate.Scalar(samtemplate.Get(domain, "DomainNameConfigurations")), "!Ref CertificateArn") {
+		t.Errorf("ApiDomain %s", samtemplate.Scalar(domain))
+	}
+	mapping := resource(t, tpl, "ApiDomainMapping", "AWS::ApiGatewayV2::ApiMapping")
+	if dn := samtemplate.Get(mapping, "DomainName"); samtemplate.Scalar(samtemplate.Get(mapping, "ApiId")) != "!Ref HttpApi" ||
+		dn.Tag != "!If" || !slices.Equal(list(dn), []string{"CreateDomain", "!Ref ApiDomain", "!Ref ApiDomainName"}) {
+		t.Errorf("ApiDomainMapping %s", samtemplate.Scalar(mapping))
+	}
+	record := resource(t, tpl, "ApiDomainRecord", "AWS::Route53::RecordSet")
+	if samtemplate.Scalar(samtemplate.Get(record, "AliasTarget", "DNSName")) != "!GetAtt ApiDomain.RegionalDomainName" {
+		t.Errorf("ApiDomainRecord %s", samtemplate.Scalar(record))
+	}
+	cdnFn := functionOf(t, tpl)["cdn"]
+	if got := cdnFn.Env["CLOUDFRONT_DISTRIBUTION_ID"]; got != "!Ref Distribution" {
+		t.Errorf("CLOUDFRONT_DISTRIBUTION_ID %q", got)
+	}
+	if st := statements(cdnFn)["InvalidateAvatarPaths"]; !slices.Equal(samtemplate.Refs(samtemplate.Get(st, "Resource")), []string{"Distribution"}) {
+		t.Errorf("invalidation permission %s", samtemplate.Scalar(st))
+	}
+}
+
+// TestAlarmsAndCanary: each function publishes versions behind an alias and shifts
+// traffic by DeploymentType, rolled back by its errors and p99-duration alarms and the
+// API's 5xx alarm; each function also has a throttles alarm; the API, DynamoDB, the
+// proxy and the cdn's invalidations have theirs; every alarm notifies AlarmTopicArn.
+func TestAlarmsAndCanary(t *testing.T) {
+	tpl := loadTemplate(t)
+	if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", "AutoPublishAlias")); got == "" {
+		t.Error("no AutoPublishAlias")
+	}
+	alarm := func(id string) *yaml.Node { return resource(t, tpl, id, "AWS::CloudWatch::Alarm") }
+	for id, f := range tpl.Functions {
+		t.Run(f.Name, func(t *testing.T) {
+			base := strings.TrimSuffix(id, "Function")
+			dp := samtemplate.Get(f.Props, "DeploymentPreference")
+			if samtemplate.Scalar(samtemplate.Get(dp, "Type")) != "!Ref DeploymentType" {
+				t.Errorf("DeploymentPreference %s", samtemplate.Scalar(dp))
+			}
+			rollback := samtemplate.Refs(samtemplate.Get(dp, "Alarms"))
+			slices.Sort(rollback)
+			want := []string{"Api5xxAlarm", base + "DurationAlarm", base + "ErrorsAlarm"}
+			slices.Sort(want)
+			if !slices.Equal(rollback, want) {
+				t.Errorf("rolled back by %v, want %v", rollback, want)
+			}
+			for _, m := range []string{"Errors", "Throttles", "Duration"} {
+				a := alarm(base + m + "Alarm")
+				if samtemplate.Scalar(samtemplate.Get(a, "MetricName")) != m || samtemplate.Scalar(samtemplate.Get(a, "Namespace")) != "AWS/Lambda" ||
+					!slices.Equal(samtemplate.Refs(samtemplate.Get(a, "Dimensions")), []string{id}) {
+					t.Errorf("%s%sAlarm watches %s", base, m, samtemplate.Scalar(a))
+				}
+			}
+			d := alarm(base + "DurationAlarm")
+			if samtemplate.Scalar(samtemplate.Get(d, "ExtendedStatistic")) != "p99" || atoi(t, samtemplate.Scalar(samtemplate.Get(d, "Threshold"))) >= f.Timeout*1000 {
+				t.Errorf("duration alarm %s against a %d s timeout", samtemplate.Scalar(d), f.Timeout)
+			}
+			if got := samtemplate.Get(f.Props, "ReservedConcurrentExecutions"); samtemplate.Scalar(got) != "!Ref "+base+"Concurrency" {
+				t.Errorf("ReservedConcurrentExecutions %s", samtemplate.Scalar(got))
+			}
+		})
+	}
+	metricOf := func(id string) string {
+		return samtemplate.Scalar(alarm(id))
+	}
+	for id, want := range map[string][]string{
+		"Api5xxAlarm":                 {"MetricName: 5xx", "MetricName: Count", "!Ref HttpApi"},
+		"Api4xxAlarm":                 {"MetricName: 4xx", "MetricName: Count", "!Ref HttpApi"},
+		"DynamoDBErrorsAlarm":         {"SystemErrors", "WriteThrottleEvents", "!Ref OAuthStateTable", "!Ref RateLimitTable"},
+		"ProxyClientConnectionsAlarm": {"ClientConnections", "!Ref DbProxy"},
+		"ProxyPinnedAlarm":            {"DatabaseConnectionsCurrentlySessionPinned", "!Ref DbProxy"},
+		"InvalidationFailuresAlarm":   {"Namespace: " + cdn.MetricsNamespace, "MetricName: InvalidationFailures", "Value: cdn"},
+	} {
+		got := metricOf(id)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", id, w, got)
+			}
+		}
+	}
+	n := 0
+	for id, r := range tpl.Resources {
+		if samtemplate.Scalar(samtemplate.Get(r, "Type")) != "AWS::CloudWatch::Alarm" {
+			continue
+		}
+		n++
+		if got := samtemplate.Scalar(samtemplate.Get(r, "Properties", "AlarmActions")); !strings.Contains(got, "!Ref AlarmTopicArn") {
+			t.Errorf("%s does not notify AlarmTopicArn: %s", id, got)
+		}
+	}
+	if n != 8*3+6 {
+		t.Errorf("%d alarms, want %d", n, 8*3+6)
+	}
+	resource(t, tpl, "Dashboard", "AWS::CloudWatch::Dashboard")
+}
+
+// TestThrottles: reads share the default route budget; every write and OAuth route has
+// its own, lower one.
+func TestThrottles(t *testing.T) {
+	tpl := loadTemplate(t)
+	api := resource(t, tpl, "HttpApi", "AWS::Serverless::HttpApi")
+	if got := samtemplate.Scalar(samtemplate.Get(api, "DefaultRouteSettings", "ThrottlingRateLimit")); got != "!Ref ReadRateLimit" {
+		t.Errorf("DefaultRouteSettings rate %q", got)
+	}
+	read := atoi(t, param(t, tpl, "ReadRateLimit", "Default"))
+	for _, f := range tpl.Functions {
+		for _, route := range f.Routes {
+			rs := samtemplate.Get(api, "RouteSettings", route)
+			isRead := strings.HasPrefix(route, "GET ") && !strings.HasPrefix(route, "GET /auth/oauth")
+			if isRead {
+				if rs != nil {
+					t.Errorf("%s: a read route with its own settings", route)
+				}
+				continue
+			}
+			want := "WriteRateLimit"
+			if strings.Contains(route, " /auth/oauth") {
+				want = "OAuthRouteRateLimit"
+			}
+			if got := samtemplate.Scalar(samtemplate.Get(rs, "ThrottlingRateLimit")); got != "!Ref "+want {
+				t.Errorf("%s: rate %q, want !Ref %s", route, got, want)
+			}
+			if lim := atoi(t, param(t, tpl, want, "Default")); lim >= read {
+				t.Errorf("%s: %d rps is not below reads' %d", route, lim, read)
+			}
+		}
+	}
+}
+
+// TestTimeouts: API Gateway waits IntegrationTimeoutMillis (at most its 30 s) for every
+// route, longer than any function may run; oauth outlasts two provider calls.
+func TestTimeouts(t *testing.T) {
+	tpl := loadTemplate(t)
+	integration := atoi(t, param(t, tpl, "IntegrationTimeoutMillis", "Default"))
+	if max := atoi(t, param(t, tpl, "IntegrationTimeoutMillis", "MaxValue")); max > 30000 || integration > max {
+		t.Errorf("integration timeout %d ms, at most %d", integration, max)
+	}
+	least := atoi(t, param(t, tpl, "IntegrationTimeoutMillis", "MinValue"))
+	for id, f := range tpl.Functions {
+		if f.Timeout <= 0 || f.Timeout*1000 >= least {
+			t.Errorf("%s: timeout %d s, not below the integration's least %d ms", id, f.Timeout, least)
+		}
+		ev := samtemplate.Get(f.Props, "Events")
+		for i := 1; i < len(ev.Content); i += 2 {
+			if got := samtemplate.Scalar(samtemplate.Get(ev.Content[i], "Properties", "TimeoutInMillis")); got != "!Ref IntegrationTimeoutMillis" {
+				t.Errorf("%s %s: TimeoutInMillis %q", id, ev.Content[i-1].Value, got)
+			}
+		}
+	}
+	if oauth := functionOf(t, tpl)["oauth"]; time.Duration(oauth.Timeout)*time.Second <= 2*providers.DefaultTimeout {
+		t.Errorf("oauth's %d s do not outlast two provider calls of %v", oauth.Timeout, providers.DefaultTimeout)
+	}
+}
+
+// TestMemoryLimit: GOMEMLIMIT leaves the runtime 5-25 % of each function's memory.
+func TestMemoryLimit(t *testing.T) {
+	re := regexp.MustCompile(`^(\d+)MiB$`)
+	for id, f := range loadTemplate(t).Functions {
+		m := re.FindStringSubmatch(f.Env["GOMEMLIMIT"])
+		if m == nil {
+			t.Errorf("%s: GOMEMLIMIT %q", id, f.Env["GOMEMLIMIT"])
+			continue
+		}
+		if mib := atoi(t, m[1]); mib*100 < f.Memory*75 || mib*100 > f.Memory*95 {
+			t.Errorf("%s: GOMEMLIMIT %d MiB of %d MB", id, mib, f.Memory)
+		}
+	}
+}
+
+// TestConnectionArithmetic: the deploy guide's figure is the template's: the most
+// client connections the functions can open, and the alarm sits below it.
+func TestConnectionArithmetic(t *testing.T) {
+	tpl := loadTemplate(t)
+	perContainer := atoi(t, tpl.GlobalEnv["DB_MAX_CONNS"])
+	total := 0
+	for id := range tpl.Functions {
+		total += atoi(t, param(t, tpl, strings.TrimSuffix(id, "Function")+"Concurrency", "Default")) * perContainer
+	}
+	if alarm := atoi(t, param(t, tpl, "ProxyClientConnectionsAlarm", "Default")); alarm >= total {
+		t.Errorf("client connection alarm at %d, the most possible is %d", alarm, total)
+	}
+	readme, err := os.ReadFile(repoFile("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "= "+strconv.Itoa(total)+" client connections") {
+		t.Errorf("README.md's connection arithmetic does not come to %d client connections", total)
+	}
+}
+
+// TestPackaging: sam builds in the source tree (no copy of the repository, .local
+// included) and each function's artifact is its bootstrap alone.
+func TestPackaging(t *testing.T) {
+	sc, err := os.ReadFile(repoFile("samconfig.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := regexp.MustCompile(`(?m)^\[(\w+)\.build\.parameters\]\n((?:[a-z_].*\n)*)`).FindAllStringSubmatch(string(sc), -1)
+	if len(sections) != 3 {
+		t.Errorf("%d build sections in samconfig.toml, want default, staging, prod", len(sections))
+	}
+	for _, s := range sections {
+		if !strings.Contains(s[2], "build_in_source = true") {
+			t.Errorf("[%s.build.parameters] does not build in source", s[1])
+		}
+	}
+	for id, f := range loadTemplate(t).Functions {
+		if got := samtemplate.Scalar(samtemplate.Get(f.Props, "CodeUri")); got != "." || f.BuildMethod != "makefile" {
+			t.Errorf("%s: CodeUri %q, BuildMethod %q", id, got, f.BuildMethod)
+		}
+	}
+	if testing.Short() {
+		t.Skip("builds a function")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("make", "-s", "build-TagsFunction", "ARTIFACTS_DIR="+dir)
+	cmd.Dir = filepath.Dir(repoFile("Makefile"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build-TagsFunction: %v\n%s", err, out)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"bootstrap"}) {
+		t.Errorf("the artifact holds %v, want [bootstrap]", names)
+	}
+}
+
+// TestOutboundAccess: S3 and DynamoDB can be reached through gateway endpoints of the
+// stack (the rest needs the NAT the deploy guide asks for).
+func TestOutboundAccess(t *testing.T) {
+	tpl := loadTemplate(t)
+	for _, id := range []string{"S3GatewayEndpoint", "DynamoDBGatewayEndpoint"} {
+		p := resource(t, tpl, id, "AWS::EC2::VPCEndpoint")
+		if samtemplate.Scalar(samtemplate.Get(p, "VpcEndpointType")) != "Gateway" {
+			t.Errorf("%s is not a gateway endpoint", id)
+		}
+	}
+}
+
+// TestSamconfig: every environment sets only the template's parameters, and all of
+// those without a default.
+func TestSamconfig(t *testing.T) {
+	tpl := loadTemplate(t)
+	sc, err := os.ReadFile(repoFile("samconfig.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\].*?parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(string(sc), -1)
+	if len(blocks) != 3 {
+		t.Fatalf("%d deploy sections, want 3", len(blocks))
+	}
+	params := samtemplate.Get(tpl.Root, "Parameters")
+	for _, b := range blocks {
+		set := map[string]bool{}
+		for _, m := range regexp.MustCompile(`"(\w+)=`).FindAllStringSubmatch(b[2], -1) {
+			set[m[1]] = true
+			if samtemplate.Get(params, m[1]) == nil {
+				t.Errorf("[%s] sets %s, which the template does not have", b[1], m[1])
+			}
+		}
+		for i := 0; i+1 < len(params.Content); i += 2 {
+			name := params.Content[i].Value
+			if samtemplate.Get(params.Content[i+1], "Default") == nil && !set[name] {
+				t.Errorf("[%s] does not set %s, which has no default", b[1], name)
+			}
+		}
+	}
+}
