@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/postgres"
 )
 
 // accountTables are the accounts and sessions: the reader, whose functions serve the
@@ -63,6 +65,12 @@ func Apply(ctx context.Context, conn *pgx.Conn, r Roles) error {
 			stmts = append(stmts,
 				"GRANT CONNECT ON DATABASE "+q(db)+" TO "+q(role.name),
 				"GRANT USAGE ON SCHEMA public TO "+q(role.name))
+			// The session defaults the pool sends at connect time elsewhere belong to
+			// the role behind RDS Proxy: the pool leaves them out of the startup
+			// message there (postgres.WithRDSAuth), and the role applies them.
+			for _, k := range postgres.SessionDefaultNames() {
+				stmts = append(stmts, "ALTER ROLE "+q(role.name)+" SET "+k+" = '"+postgres.SessionDefault(k)+"'")
+			}
 		}
 		stmts = append(stmts,
 			"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+w,

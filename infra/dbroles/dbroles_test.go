@@ -62,6 +62,33 @@ func TestRoles(t *testing.T) {
 	}
 	reader, cdn, writer := as(roles.Reader, roles.ReaderPassword), as(roles.CDN, roles.CDNPassword), as(roles.Writer, roles.WriterPassword)
 
+	// Behind RDS Proxy the pool sends no session defaults (WithRDSAuth drops them): the
+	// roles carry them.
+	for _, role := range []dbroles.Roles{{Writer: roles.Writer, WriterPassword: roles.WriterPassword}, {Writer: roles.Reader, WriterPassword: roles.ReaderPassword}, {Writer: roles.CDN, WriterPassword: roles.CDNPassword}} {
+		pdb, err := postgres.Open(ctx, db.URL, func(c *pgxpool.Config) {
+			c.ConnConfig.User, c.ConnConfig.Password = role.Writer, role.WriterPassword
+			for _, k := range postgres.SessionDefaultNames() {
+				delete(c.ConnConfig.RuntimeParams, k)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range postgres.SessionDefaultNames() {
+			var got, want string
+			if err := pdb.Pool.QueryRow(ctx, "SELECT current_setting($1), $2::text", k, postgres.SessionDefault(k)).Scan(&got, &want); err != nil {
+				t.Fatal(err)
+			}
+			if k == "statement_timeout" {
+				want = "5s" // PostgreSQL shows the milliseconds in the largest whole unit
+			}
+			if got != want {
+				t.Errorf("%s: %s = %q without startup parameters, want %q from the role", role.Writer, k, got, want)
+			}
+		}
+		pdb.Close()
+	}
+
 	// What the functions do, as their roles.
 	if tags, err := reader.Tags(ctx, 1); err != nil || len(tags) == 0 {
 		t.Errorf("reader: tags %d, %v", len(tags), err)

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +94,13 @@ var defaultParams = map[string]string{
 
 // StatementTimeout is the default statement_timeout of the pool's connections.
 const StatementTimeout = 5 * time.Second
+
+// SessionDefaultNames lists the session defaults' names, sorted.
+func SessionDefaultNames() []string { return slices.Sorted(maps.Keys(defaultParams)) }
+
+// SessionDefault is the value of one session default (statement_timeout in
+// milliseconds).
+func SessionDefault(name string) string { return defaultParams[name] }
 
 func setDefaultParams(params map[string]string) {
 	options := params["options"]

@@ -67,6 +67,14 @@ type RDSAuth struct {
 func WithRDSAuth(a RDSAuth) Option {
 	return func(c *pgxpool.Config) {
 		c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+		// Behind the proxy the session defaults come from the database role
+		// (infra/dbroles sets them with ALTER ROLE ... SET): parameters the client
+		// sets on its session are state the proxy would pin the connection for.
+		for k := range defaultParams {
+			if c.ConnConfig.RuntimeParams[k] == defaultParams[k] {
+				delete(c.ConnConfig.RuntimeParams, k)
+			}
+		}
 		prev := c.BeforeConnect
 		c.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
 			if prev != nil {
