@@ -38,11 +38,11 @@ func (ir imageRoutes) RemoveProfileImage(ctx context.Context, key string) error 
 // handleUpdateImage answers POST /admin-users/update-image/{id}: the image becomes the
 // user's profile image at both resolutions, and the one it replaces is removed.
 func handleUpdateImage(svc ImageService) http.Handler {
-	return avatars.UploadHandler(avatars.Route{Service: svc, OK: MsgImageUpdated, Update: svc.UpdateUserImage})
+	return avatars.UploadHandler(avatars.Route{Service: svc, Kind: "user", OK: MsgImageUpdated, Update: svc.UpdateUserImage})
 }
 
 // handleDeleteImage answers DELETE /admin-users/delete-image/{id}: the user goes back
 // to the default image and the stored one is removed.
 func handleDeleteImage(svc ImageService) http.Handler {
-	return avatars.DeleteHandler(avatars.Route{Service: svc, OK: MsgImageDeleted, Delete: svc.DeleteUserImage})
+	return avatars.DeleteHandler(avatars.Route{Service: svc, Kind: "user", OK: MsgImageDeleted, Delete: svc.DeleteUserImage})
 }
