@@ -22,17 +22,18 @@ type loggerKey struct{}
 // Options configure the middleware that wraps every route group.
 type Options struct {
 	Log         *slog.Logger
-	CORSOrigins []string // exact origins allowed to call with credentials
+	CORSOrigins []string // exact origins allowed to call with credentials, and to write
 }
 
 // Wrap applies the shared middleware, outermost first: request logging with the
-// request id, panic recovery into a 500 Response Model, and CORS.
+// request id, panic recovery into a 500 Response Model, CORS, and the guard of writes
+// (from the frontend only, bodies as JSON only: origin.go).
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, h)))
+	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, guardWrites(opts.CORSOrigins, h))))
 }
 
 // RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local

@@ -138,15 +138,20 @@ func set(ids []int64) map[int64]bool {
 }
 
 // changes splits a request's added and removed ids against what is there now: the
-// ones it really adds (not there yet) and really removes (there now).
+// ones it really removes (there now) and really adds (not there once the removals are
+// done: removals go first).
 func changes(current map[int64]bool, added, removed []int64) (adds, removes []int64) {
+	gone := map[int64]bool{}
 	for _, id := range removed {
-		if current[id] {
+		if current[id] && !gone[id] {
+			gone[id] = true
 			removes = append(removes, id)
 		}
 	}
+	seen := map[int64]bool{}
 	for _, id := range added {
-		if !current[id] {
+		if (!current[id] || gone[id]) && !seen[id] {
+			seen[id] = true
 			adds = append(adds, id)
 		}
 	}
