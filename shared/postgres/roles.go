@@ -62,6 +62,17 @@ func (db *DB) Role(ctx context.Context, id int64) (catalog.RoleDetail, error) {
 // the actor holds, the last full admin) is apperr.Forbidden.
 func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// A change of permissions takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other.
+		var a actor
+		var admins int64
+		changesGrants := len(e.AddedPermissions) > 0 || len(e.RemovedPermissions) > 0
+		if changesGrants {
+			var err error
+			if a, admins, err = lockAccess(ctx, tx, actorID); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `
 			UPDATE roles SET name = $2, description = CASE WHEN $3 THEN $4 ELSE description END
 			WHERE id = $1`, id, e.Name, e.SetDescription, e.Description)
@@ -74,12 +85,8 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 		if err := requireIDs(ctx, tx, "permissions", append(e.AddedPermissions, e.RemovedPermissions...)); err != nil {
 			return err
 		}
-		if len(e.AddedPermissions) == 0 && len(e.RemovedPermissions) == 0 {
+		if !changesGrants {
 			return nil
-		}
-		a, admins, err := lockAccess(ctx, tx, actorID)
-		if err != nil {
-			return err
 		}
 		current, err := rolePermissions(ctx, tx, []int64{id})
 		if err != nil {

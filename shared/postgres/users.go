@@ -123,6 +123,17 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 // last full admin) is apperr.Forbidden.
 func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// A change of roles takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other.
+		var editor actor
+		var admins int64
+		changesRoles := len(e.AddedRoles) > 0 || len(e.RemovedRoles) > 0
+		if changesRoles {
+			var err error
+			if editor, admins, err = lockAccess(ctx, tx, editorID); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE users SET username = $2, age_verified = $3 WHERE id = $1`,
 			id, e.Username, e.AgeVerified)
 		if err != nil {
@@ -137,8 +148,8 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 		if err := requireIDs(ctx, tx, "roles", append(e.AddedRoles, e.RemovedRoles...)); err != nil {
 			return err
 		}
-		if len(e.AddedRoles) > 0 || len(e.RemovedRoles) > 0 {
-			if err := setUserRolesChecked(ctx, tx, id, editorID, e.AddedRoles, e.RemovedRoles); err != nil {
+		if changesRoles {
+			if err := setUserRolesChecked(ctx, tx, id, editor, admins, e.AddedRoles, e.RemovedRoles); err != nil {
 				return err
 			}
 		}
@@ -146,13 +157,11 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 	})
 }
 
-// setUserRolesChecked changes the roles of userID as editorID asks, under the access
-// lock and the access rules.
-func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID, editorID int64, added, removed []int64) error {
-	editor, admins, err := lockAccess(ctx, tx, editorID)
-	if err != nil {
-		return err
-	}
+// setUserRolesChecked changes the roles of userID as editor asks, under the access
+// lock (taken by the caller, with admins the number of full admins then) and the
+// access rules.
+func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor actor, admins int64, added, removed []int64) error {
+	editorID := editor.id
 	var current []int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(role_id), '{}') FROM user_roles WHERE user_id = $1`,
 		userID).Scan(&current); err != nil {
