@@ -70,7 +70,7 @@ func (a *App) Handler(ctx context.Context, gs ...Group) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins}), nil
+	return httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: a.Config.RequestTimeout}), nil
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the

@@ -18,6 +18,16 @@ const (
 	DevJWTSecret = "local-development-secret-do-not-use-in-production"
 )
 
+// DefaultRequestTimeout is REQUEST_TIMEOUT's default: five seconds below the local
+// server's write timeout (60 s, lambdahttp.WriteTimeout), so that a request that runs
+// out of time is still answered. Under Lambda the function's timeout is the tighter
+// bound.
+const DefaultRequestTimeout = 55 * time.Second
+
+// MaxRequestTimeout is the largest REQUEST_TIMEOUT: the same five seconds below the
+// local server's write timeout.
+const MaxRequestTimeout = DefaultRequestTimeout
+
 // Config is the whole configuration. Each part is read by the functions that need it.
 type Config struct {
 	Env         string // DB_ENV
@@ -29,6 +39,10 @@ type Config struct {
 
 	DatabaseURL string
 	DBMaxConns  int
+
+	// RequestTimeout bounds each request's work (REQUEST_TIMEOUT); under Lambda the
+	// invocation's deadline minus a second bounds it as well.
+	RequestTimeout time.Duration
 
 	AWSRegion        string
 	DynamoEndpoint   string
@@ -66,6 +80,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Env:              getenv("DB_ENV"),
 		Port:             p.int("PORT", 3000),
 		LogLevel:         p.str("LOG_LEVEL", "info"),
+		RequestTimeout:   p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
 		DatabaseURL:      getenv("DATABASE_URL"),
 		AWSRegion:        p.str("AWS_REGION", "us-east-1"),
 		DynamoEndpoint:   getenv("DYNAMODB_ENDPOINT"),
@@ -108,6 +123,9 @@ func Load(getenv func(string) string) (Config, error) {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" && o != c.FrontendURL {
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
+	}
+	if c.RequestTimeout > MaxRequestTimeout {
+		p.errs = append(p.errs, fmt.Sprintf("REQUEST_TIMEOUT: %s is over %s (the local server's write timeout less 5s)", c.RequestTimeout, MaxRequestTimeout))
 	}
 	switch c.AvatarNotifier {
 	case "http", "lambda":

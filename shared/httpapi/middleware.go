@@ -23,17 +23,22 @@ type loggerKey struct{}
 type Options struct {
 	Log         *slog.Logger
 	CORSOrigins []string // exact origins allowed to call with credentials, and to write
+	// RequestTimeout bounds each request's work (config.RequestTimeout); under Lambda
+	// the invocation's deadline minus LambdaMargin bounds it too. Zero: only Lambda's.
+	RequestTimeout time.Duration
 }
 
 // Wrap applies the shared middleware, outermost first: request logging with the
-// request id, panic recovery into a 500 Response Model, CORS, and the guard of writes
-// (from the frontend only, bodies as JSON only: origin.go).
+// request id, panic recovery into a 500 Response Model, CORS, the guard of writes
+// (from the frontend only, bodies as JSON only: origin.go), the request's deadline,
+// and the refusal of path and query text that is not valid UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, guardWrites(opts.CORSOrigins, h))))
+	return logRequests(log, recoverPanics(cors(opts.CORSOrigins,
+		guardWrites(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h))))))
 }
 
 // RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local
