@@ -59,7 +59,8 @@ type Deps struct {
 	Store Store
 	// Notifier tells the cdn function about changed profile images; nil tells nobody.
 	Notifier Notifier
-	// Limits bound the uploads (config.ImageMaxBytes, config.ImageMaxPixels).
+	// Limits bound the uploads (config.ImageMaxBytes, ImageMaxPixels,
+	// ImageMaxDecodedBytes).
 	Limits images.Limits
 	// FileService is config.FileService: unless set, the upload and delete routes
 	// answer 503 (Available). Removing the images of deleted records works regardless.

@@ -61,9 +61,10 @@ type Config struct {
 	OAuthRateLimit  int
 	OAuthRateWindow time.Duration
 
-	ImageMaxBytes  int
-	ImageMaxPixels int
-	CDNCacheBytes  int64
+	ImageMaxBytes        int
+	ImageMaxPixels       int
+	ImageMaxDecodedBytes int
+	CDNCacheBytes        int64
 
 	AvatarNotifier  string // "http" or "lambda"
 	CDNFunctionName string
@@ -77,31 +78,32 @@ func (c Config) Local() bool { return c.Env == "local" }
 func Load(getenv func(string) string) (Config, error) {
 	p := parser{getenv: getenv}
 	c := Config{
-		Env:              getenv("DB_ENV"),
-		Port:             p.int("PORT", 3000),
-		LogLevel:         p.str("LOG_LEVEL", "info"),
-		RequestTimeout:   p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
-		DatabaseURL:      getenv("DATABASE_URL"),
-		AWSRegion:        p.str("AWS_REGION", "us-east-1"),
-		DynamoEndpoint:   getenv("DYNAMODB_ENDPOINT"),
-		StateTable:       p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
-		RateLimitTable:   p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
-		S3Endpoint:       getenv("S3_ENDPOINT"),
-		Bucket:           p.str("S3_BUCKET", "media-catalog-images"),
-		FileService:      p.bool("FILE_SERVICE", false),
-		CloudFrontDistID: getenv("CLOUDFRONT_DISTRIBUTION_ID"),
-		JWTSecret:        getenv("JWT_SECRET"),
-		AccessTokenTTL:   p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
-		RefreshTokenTTL:  p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
-		LockTTL:          p.duration("EDIT_LOCK_TTL", 15*time.Minute),
-		OAuthRateLimit:   p.int("OAUTH_RATE_LIMIT", 20),
-		OAuthRateWindow:  p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
-		ImageMaxBytes:    p.int("IMAGE_MAX_BYTES", 10<<20),
-		ImageMaxPixels:   p.int("IMAGE_MAX_PIXELS", 50_000_000),
-		CDNCacheBytes:    int64(p.int("CDN_CACHE_BYTES", 64<<20)),
-		AvatarNotifier:   p.str("AVATAR_NOTIFIER", "http"),
-		CDNFunctionName:  getenv("CDN_FUNCTION_NAME"),
-		CDNURL:           getenv("CDN_URL"),
+		Env:                  getenv("DB_ENV"),
+		Port:                 p.int("PORT", 3000),
+		LogLevel:             p.str("LOG_LEVEL", "info"),
+		RequestTimeout:       p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
+		DatabaseURL:          getenv("DATABASE_URL"),
+		AWSRegion:            p.str("AWS_REGION", "us-east-1"),
+		DynamoEndpoint:       getenv("DYNAMODB_ENDPOINT"),
+		StateTable:           p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
+		RateLimitTable:       p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
+		S3Endpoint:           getenv("S3_ENDPOINT"),
+		Bucket:               p.str("S3_BUCKET", "media-catalog-images"),
+		FileService:          p.bool("FILE_SERVICE", false),
+		CloudFrontDistID:     getenv("CLOUDFRONT_DISTRIBUTION_ID"),
+		JWTSecret:            getenv("JWT_SECRET"),
+		AccessTokenTTL:       p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
+		RefreshTokenTTL:      p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
+		LockTTL:              p.duration("EDIT_LOCK_TTL", 15*time.Minute),
+		OAuthRateLimit:       p.int("OAUTH_RATE_LIMIT", 20),
+		OAuthRateWindow:      p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
+		ImageMaxBytes:        p.int("IMAGE_MAX_BYTES", 10<<20),
+		ImageMaxPixels:       p.int("IMAGE_MAX_PIXELS", 50_000_000),
+		ImageMaxDecodedBytes: p.int("IMAGE_MAX_DECODED_BYTES", 150_000_000),
+		CDNCacheBytes:        int64(p.int("CDN_CACHE_BYTES", 64<<20)),
+		AvatarNotifier:       p.str("AVATAR_NOTIFIER", "http"),
+		CDNFunctionName:      getenv("CDN_FUNCTION_NAME"),
+		CDNURL:               getenv("CDN_URL"),
 	}
 	if c.Local() {
 		c.APIURL = fmt.Sprintf("http://localhost:%d", c.Port)

@@ -120,9 +120,18 @@ func recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-const (
-	corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
-	corsHeaders = "Content-Type, Authorization, X-Requested-With"
+// CORSMethods and CORSHeaders are what a CORS preflight allows: the one list of
+// both. The local server's middleware (cors) sends them; in AWS, API Gateway answers
+// preflights from template.yaml's CorsConfiguration, whose AllowMethods and
+// AllowHeaders infra/samtemplate's tests hold equal to these.
+var (
+	CORSMethods = []string{"GET", "POST", "DELETE", "OPTIONS"}
+	CORSHeaders = []string{"Content-Type", "Authorization", "X-Requested-With"}
+)
+
+var (
+	corsMethods = strings.Join(CORSMethods, ", ")
+	corsHeaders = strings.Join(CORSHeaders, ", ")
 )
 
 func cors(origins []string, next http.Handler) http.Handler {

@@ -27,17 +27,11 @@ func (rt Route) MuxPattern() string {
 func (rt Route) Method() string { m, _, _ := strings.Cut(rt.Pattern, " "); return m }
 func (rt Route) Path() string   { _, p, _ := strings.Cut(rt.Pattern, " "); return p }
 
-// Register adds routes to mux. ServeMux panics on conflicting patterns, so a test that
-// registers every group catches routing mistakes.
+// Register adds routes to mux. ServeMux panics on a duplicate or conflicting pattern,
+// so a test that registers every group catches routing mistakes.
 func Register(mux *http.ServeMux, routes []Route) {
-	seen := map[string]bool{}
 	for _, rt := range routes {
-		p := rt.MuxPattern()
-		if seen[p] {
-			continue // several API routes may share one dispatching pattern
-		}
-		seen[p] = true
-		mux.Handle(p, rt.Handler)
+		mux.Handle(rt.MuxPattern(), rt.Handler)
 	}
 }
 
