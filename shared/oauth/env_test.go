@@ -100,7 +100,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		if limit == 0 {
 			limit = 1_000_000
 		}
-		l, err := dynamo.NewRateLimiter(client, rateTable, limit, 15*time.Minute)
+		// The windows are aligned to the epoch: a test running across a boundary
+		// (12:00:00, say) would see its counter start again. The limiter's clock stands
+		// still in the middle of the current window.
+		const window = 15 * time.Minute
+		mid := time.Now().Truncate(window).Add(window / 2)
+		l, err := dynamo.NewRateLimiter(client, rateTable, limit, window, dynamo.WithClock(func() time.Time { return mid }))
 		if err != nil {
 			t.Fatal(err)
 		}
