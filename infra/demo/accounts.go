@@ -21,32 +21,12 @@ const (
 	MemberRoleID int64 = 3 // the default role
 )
 
-// demoPermissions are the spec's fifteen permissions; a permission's id is its index
-// plus one.
-var demoPermissions = []struct{ name, description string }{
-	{auth.PermViewUsers, "View the list and details of user accounts"},
-	{auth.PermEditUsers, "Edit user accounts, their roles and profile images, and log users out"},
-	{auth.PermDeleteUsers, "Delete user accounts"},
-	{auth.PermViewRoles, "View roles and their permissions"},
-	{auth.PermEditRoles, "Edit roles and the permissions they grant"},
-	{auth.PermAddRoles, "Add roles"},
-	{auth.PermDeleteRoles, "Delete roles"},
-	{auth.PermViewPermissions, "View permissions"},
-	{auth.PermEditPermissions, "Edit permissions"},
-	{auth.PermAddPermissions, "Add permissions"},
-	{auth.PermDeletePermissions, "Delete permissions"},
-	{auth.PermViewContributors, "View contributors"},
-	{auth.PermEditContributors, "Edit contributors and their avatars"},
-	{auth.PermAddContributors, "Add contributors"},
-	{auth.PermDeleteContributors, "Delete contributors"},
-}
-
 var demoRoles = []struct {
 	id          int64
 	name        string
 	description string
 	isDefault   bool
-	permissions []string // nil: none; see admin below
+	permissions []string // keys; nil: none; see admin below
 }{
 	{AdminRoleID, "admin", "Full access to the administration", false, nil},
 	{EditorRoleID, "editor", "Edits users and contributors", false, []string{
@@ -66,18 +46,12 @@ var demoUsers = []struct {
 	{MemberUserID, "member", MemberRoleID},
 }
 
-// loadAccounts inserts the demo permissions, roles and users in tx. Like the rest of
+// loadAccounts inserts the demo roles and users in tx (the built-in permissions come
+// with the schema's migrations). Like the rest of
 // the demo data it keeps existing rows (an operator's changes stay) and only adds what
 // is missing, so a second load changes nothing; the identity sequences move past the
 // fixed ids so that later inserts do not collide with them.
 func loadAccounts(ctx context.Context, tx pgx.Tx) error {
-	for i, p := range demoPermissions {
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO permissions (id, name, description) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-			i+1, p.name, p.description); err != nil {
-			return fmt.Errorf("demo permission %s: %w", p.name, err)
-		}
-	}
 	for _, r := range demoRoles {
 		// Exactly one default role: the demo's becomes it only when there is none yet.
 		if _, err := tx.Exec(ctx, `
@@ -87,17 +61,12 @@ func loadAccounts(ctx context.Context, tx pgx.Tx) error {
 			r.id, r.name, r.description, r.isDefault); err != nil {
 			return fmt.Errorf("demo role %s: %w", r.name, err)
 		}
-		perms := r.permissions
-		if r.id == AdminRoleID {
-			perms = make([]string, len(demoPermissions))
-			for i, p := range demoPermissions {
-				perms[i] = p.name
-			}
-		}
+		// The admin role grants every built-in permission.
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO role_permissions (role_id, permission_id)
-			SELECT r.id, p.id FROM roles r, permissions p WHERE r.id = $1 AND p.name = ANY($2)
-			ON CONFLICT DO NOTHING`, r.id, perms); err != nil {
+			SELECT r.id, p.id FROM roles r, permissions p
+			WHERE r.id = $1 AND (p.key = ANY($2) OR $1 = $3 AND p.key IS NOT NULL)
+			ON CONFLICT DO NOTHING`, r.id, r.permissions, AdminRoleID); err != nil {
 			return fmt.Errorf("demo permissions of role %s: %w", r.name, err)
 		}
 	}

@@ -1,10 +1,12 @@
 package admincontributors
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -49,7 +51,7 @@ func handleAddContributor(store Store) http.Handler {
 				return
 			}
 		}
-		_, err = store.AddContributor(r.Context(), catalog.NewContributor{
+		id, err := store.AddContributor(r.Context(), catalog.NewContributor{
 			Client:    client,
 			FirstName: req.FirstName,
 			LastName:  req.LastName,
@@ -59,6 +61,8 @@ func handleAddContributor(store Store) http.Handler {
 			httpapi.Error(w, r, failed(err, msgAddFailed))
 			return
 		}
+		audit.Record(r.Context(), "contributor.add", "contributor", id, slog.Int64("client", client),
+			slog.String("first_name", req.FirstName), slog.Any("last_name", req.LastName))
 		httpapi.OK(w, r, msgAdded)
 	})
 }

@@ -57,7 +57,7 @@ func newServer(t *testing.T) *server {
 	routes := admincontributors.Routes(admincontributors.Deps{
 		Store: db.DB, Auth: sessions, LockTTL: cfg.LockTTL, Avatars: s.avatars,
 	})
-	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins})
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
 	s.editor = testenv.SessionCookie(t, sessions, demo.EditorUserID)
 	s.member = testenv.SessionCookie(t, sessions, demo.MemberUserID)
@@ -517,6 +517,13 @@ func TestEdit(t *testing.T) {
 		{"links not an array", "1", `{` + name + `,"links":"https://x.example"}`, 400, missing},
 		{"a link not a string", "1", `{` + name + `,"links":[1]}`, 400, missing},
 		{"a blank link", "1", `{` + name + `,"links":["https://x.example"," "]}`, 400, missing},
+		{"a javascript: link", "1", `{` + name + `,"links":["javascript:alert(document.cookie)"]}`, 400, missing},
+		{"a JavaScript: link in capitals", "1", `{` + name + `,"links":["https://x.example"," JavaScript:alert(1)"]}`, 400, missing},
+		{"a data: link", "1", `{` + name + `,"links":["data:text/html,<script>alert(1)</script>"]}`, 400, missing},
+		{"an ftp link", "1", `{` + name + `,"links":["ftp://x.example/file"]}`, 400, missing},
+		{"a link without a scheme", "1", `{` + name + `,"links":["twitter.com/oda"]}`, 400, missing},
+		{"a protocol-relative link", "1", `{` + name + `,"links":["//evil.example/x"]}`, 400, missing},
+		{"a link without a host", "1", `{` + name + `,"links":["https:///path"]}`, 400, missing},
 		{"removed_aliases of strings", "1", `{` + name + `,"removed_aliases":["1"]}`, 400, missing},
 		{"removed_aliases not an array", "1", `{` + name + `,"removed_aliases":1}`, 400, missing},
 		{"added alias without title", "1", `{` + name + `,"added_aliases":[{"language":"English"}]}`, 400, missing},
@@ -594,7 +601,7 @@ func TestEdit(t *testing.T) {
 	}{
 		{"fields and links", func(detail) string {
 			return `{"first_name":"Eiichiro","last_name":"Oda","gender":"male","type":"mangaka","public":true,` +
-				`"links":["https://www.onepiece.example/oda","twitter.com/oda"]}`
+				`"links":["https://www.onepiece.example/oda","HTTP://twitter.com/oda"]}`
 		}, func(t *testing.T, d detail) {
 			if d.Gender != "male" || d.Type != "mangaka" || !d.Public || d.Slug != "eiichiro-oda" || len(d.Links) != 2 ||
 				d.Links[0].Domain != "onepiece.example" || d.Links[1].Domain != "twitter.com" {

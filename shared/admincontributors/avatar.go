@@ -18,13 +18,13 @@ const (
 // scaled, compressed and stored as the contributor's avatar, and the previous avatar's
 // objects are removed.
 func handleUpdateAvatar(svc Avatars) http.Handler {
-	return avatars.UploadHandler(avatars.Route{Service: svc, OK: msgAvatarUpdated,
+	return avatars.UploadHandler(avatars.Route{Service: svc, Kind: "contributor", OK: msgAvatarUpdated,
 		Internal: msgAvatarUpdateFailed, Update: svc.UpdateContributorAvatar})
 }
 
 // handleDeleteAvatar answers DELETE /admin-contributors/delete-avatar/{id}: both
 // stored resolutions are removed and the avatar reference cleared.
 func handleDeleteAvatar(svc Avatars) http.Handler {
-	return avatars.DeleteHandler(avatars.Route{Service: svc, OK: msgAvatarDeleted,
+	return avatars.DeleteHandler(avatars.Route{Service: svc, Kind: "contributor", OK: msgAvatarDeleted,
 		Internal: msgAvatarDeleteFailed, Delete: svc.DeleteContributorAvatar})
 }

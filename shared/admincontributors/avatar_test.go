@@ -70,7 +70,7 @@ func newAvatarServer(t *testing.T, o avatarOptions) *avatarServer {
 	routes := admincontributors.Routes(admincontributors.Deps{
 		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Avatars: s.svc,
 	})
-	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: s.cfg.CORSOrigins})
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
 	s.editor = testenv.SessionCookie(t, sessions, demo.EditorUserID)
 	s.member = testenv.SessionCookie(t, sessions, demo.MemberUserID)

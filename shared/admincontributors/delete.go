@@ -3,6 +3,7 @@ package admincontributors
 import (
 	"net/http"
 
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
@@ -22,6 +23,7 @@ func handleDeleteContributor(store Store, avatars Avatars) http.Handler {
 			httpapi.Error(w, r, failed(err, msgDeleteFailed))
 			return
 		}
+		audit.Record(r.Context(), "contributor.delete", "contributor", id)
 		if image != "" && avatars != nil {
 			if err := avatars.RemoveContributorAvatar(r.Context(), image); err != nil {
 				httpapi.Logger(r.Context()).Error("remove avatar of deleted contributor",

@@ -1,10 +1,13 @@
 package admincontributors
 
 import (
+	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -35,7 +38,8 @@ type editRequest struct {
 }
 
 // Validate trims the text fields and demands what each element needs: a first name;
-// non-blank links; alias title and language; description text and language (source
+// links that are absolute http or https URLs (javascript: and other schemes are
+// refused, so no stored link runs in the frontend); alias title and language; description text and language (source
 // may be empty); relation target and type; positive ids, each modified at most once.
 // Whether the ids are this contributor's is the store's to check.
 func (req *editRequest) Validate() error {
@@ -43,7 +47,7 @@ func (req *editRequest) Validate() error {
 	req.LastName, req.Gender, req.Type = optional(req.LastName), optional(req.Gender), optional(req.Type)
 	ok := req.FirstName != ""
 	for i := range req.Links {
-		ok = ok && trim(&req.Links[i])
+		ok = ok && trim(&req.Links[i]) && webURL(req.Links[i])
 	}
 	for i := range req.AddedAliases {
 		a := &req.AddedAliases[i]
@@ -98,7 +102,7 @@ func handleEditContributor(store Store) http.Handler {
 		if p, ok := auth.FromContext(r.Context()); ok {
 			editor = p.UserID
 		}
-		err = store.EditContributor(r.Context(), id, editor, catalog.ContributorEdit{
+		edit := catalog.ContributorEdit{
 			FirstName:            req.FirstName,
 			LastName:             req.LastName,
 			Gender:               req.Gender,
@@ -113,11 +117,12 @@ func handleEditContributor(store Store) http.Handler {
 			AddedRelations:       req.AddedRelations,
 			RemovedRelations:     req.RemovedRelations,
 			ModifiedRelations:    req.ModifiedRelations,
-		})
-		if err != nil {
+		}
+		if err := store.EditContributor(r.Context(), id, editor, edit); err != nil {
 			httpapi.Error(w, r, failed(err, msgUpdateFailed))
 			return
 		}
+		audit.Record(r.Context(), "contributor.edit", "contributor", id, editChanges(edit)...)
 		httpapi.OK(w, r, msgUpdated)
 	})
 }
@@ -126,6 +131,12 @@ func handleEditContributor(store Store) http.Handler {
 func trim(s *string) bool {
 	*s = strings.TrimSpace(*s)
 	return *s != ""
+}
+
+// webURL reports whether s is an absolute http or https URL with a host.
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // positive reports whether every id is positive.
@@ -148,4 +159,19 @@ func distinctIDs(ids []int64) bool {
 		seen[id] = true
 	}
 	return true
+}
+
+// editChanges is what an audit record says of a contributor edit: the fields it sets,
+// and the ids it removes and how many items it adds or modifies.
+func editChanges(e catalog.ContributorEdit) []slog.Attr {
+	return []slog.Attr{
+		slog.String("first_name", e.FirstName), slog.Any("last_name", e.LastName),
+		slog.Any("gender", e.Gender), slog.Any("type", e.Type), slog.Bool("public", e.Public),
+		slog.Any("links", e.Links),
+		slog.Int("added_aliases", len(e.AddedAliases)), slog.Any("removed_aliases", e.RemovedAliases),
+		slog.Int("added_descriptions", len(e.AddedDescriptions)), slog.Any("removed_descriptions", e.RemovedDescriptions),
+		slog.Int("modified_descriptions", len(e.ModifiedDescriptions)),
+		slog.Int("added_relations", len(e.AddedRelations)), slog.Any("removed_relations", e.RemovedRelations),
+		slog.Int("modified_relations", len(e.ModifiedRelations)),
+	}
 }

@@ -44,7 +44,7 @@ func newServer(t *testing.T) *server {
 	sessions := testenv.NewSessions(t, db, cfg)
 	routes := adminpermissions.Routes(adminpermissions.Deps{Store: db.DB, Auth: sessions})
 	return &server{
-		h:       httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		h:       httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins}),
 		db:      db,
 		cfg:     cfg,
 		counter: counter,
@@ -119,11 +119,16 @@ func TestWritePermissions(t *testing.T) {
 		{"add no body", "POST", "/admin-permissions/add", nil, 400, apperr.MsgMissingParams},
 		{"delete unknown", "DELETE", "/admin-permissions/delete/999", nil, 404, "Permission not found"},
 		{"delete id not a number", "DELETE", "/admin-permissions/delete/abc", nil, 400, apperr.MsgMissingParams},
-		{"delete", "DELETE", "/admin-permissions/delete/1", nil, 200, adminpermissions.MsgPermissionDeleted},
-		{"delete again", "DELETE", "/admin-permissions/delete/1", nil, 404, "Permission not found"},
+		{"delete a built-in permission", "DELETE", "/admin-permissions/delete/1", nil, 403, apperr.MsgForbidden},
+		{"delete a renamed built-in permission", "DELETE", "/admin-permissions/delete/15", nil, 403, apperr.MsgForbidden},
+		{"delete an added permission (granted by two roles)", "DELETE", "/admin-permissions/delete/16", nil, 200, adminpermissions.MsgPermissionDeleted},
+		{"delete again", "DELETE", "/admin-permissions/delete/16", nil, 404, "Permission not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.target == "/admin-permissions/delete/16" && tt.status == 200 {
+				s.db.Exec(t, `INSERT INTO role_permissions (role_id, permission_id) VALUES (1, 16), (2, 16)`)
+			}
 			before := s.permissions(t)
 			status, body := s.do(t, tt.method, tt.target, tt.body)
 			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
@@ -137,7 +142,7 @@ func TestWritePermissions(t *testing.T) {
 	if got := s.db.Text(t, `SELECT name || '|' || description FROM permissions WHERE id = 15`); got != "delete-contributors|Delete them" {
 		t.Errorf("edited permission %q", got)
 	}
-	if got := s.db.Text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 1`); got != "0" {
+	if got := s.db.Text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 16`); got != "0" {
 		t.Errorf("%s roles still grant the deleted permission", got)
 	}
 }
@@ -165,6 +170,8 @@ func TestParallelPermissionEdits(t *testing.T) {
 
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
+	// Built-in permissions cannot be deleted: the deleting route deletes an added one.
+	doomed := s.db.Int(t, `INSERT INTO permissions (name, description) VALUES ('doomed', 'to go') RETURNING id`)
 	rows := testenv.AuthMatrix{
 		Handler: s.h,
 		DB:      s.db,
@@ -174,7 +181,7 @@ func TestPermissionMatrix(t *testing.T) {
 			{Method: http.MethodGet, Path: "/admin-permissions/id/2", Permission: auth.PermViewPermissions},
 			{Method: http.MethodPost, Path: "/admin-permissions/edit/12", Body: map[string]any{"name": "view-contributors", "description": "View"}, Permission: auth.PermEditPermissions, Message: adminpermissions.MsgPermissionUpdated},
 			{Method: http.MethodPost, Path: "/admin-permissions/add", Body: map[string]any{"name": "matrix", "description": "added"}, Permission: auth.PermAddPermissions, Message: adminpermissions.MsgPermissionAdded},
-			{Method: http.MethodDelete, Path: "/admin-permissions/delete/15", Permission: auth.PermDeletePermissions, Message: adminpermissions.MsgPermissionDeleted},
+			{Method: http.MethodDelete, Path: fmt.Sprintf("/admin-permissions/delete/%d", doomed), Permission: auth.PermDeletePermissions, Message: adminpermissions.MsgPermissionDeleted},
 		},
 	}.Run(t)
 	t.Logf("permission matrix: %d rows (5 routes x 8 cases)", rows)

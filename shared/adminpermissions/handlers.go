@@ -1,10 +1,12 @@
 package adminpermissions
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -59,10 +61,13 @@ func handleEditPermission(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		if err := store.EditPermission(r.Context(), id, req.input()); err != nil {
+		in := req.input()
+		if err := store.EditPermission(r.Context(), id, in); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "permission.edit", "permission", id,
+			slog.String("name", in.Name), slog.String("description", in.Description))
 		httpapi.OK(w, r, MsgPermissionUpdated)
 	})
 }
@@ -76,10 +81,14 @@ func handleAddPermission(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		if _, err := store.AddPermission(r.Context(), req.input()); err != nil {
+		in := req.input()
+		id, err := store.AddPermission(r.Context(), in)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "permission.add", "permission", id,
+			slog.String("name", in.Name), slog.String("description", in.Description))
 		httpapi.OK(w, r, MsgPermissionAdded)
 	})
 }
@@ -97,6 +106,7 @@ func handleDeletePermission(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "permission.delete", "permission", id)
 		httpapi.OK(w, r, MsgPermissionDeleted)
 	})
 }

@@ -44,7 +44,7 @@ func newServer(t *testing.T) *server {
 	sessions := testenv.NewSessions(t, db, cfg)
 	routes := adminroles.Routes(adminroles.Deps{Store: db.DB, Auth: sessions})
 	return &server{
-		h:       httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}),
+		h:       httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins}),
 		db:      db,
 		cfg:     cfg,
 		counter: counter,

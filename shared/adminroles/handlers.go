@@ -3,10 +3,13 @@ package adminroles
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
+	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -87,10 +90,21 @@ func handleEditRole(store Store) http.Handler {
 			AddedPermissions:   req.AddedPermissions,
 			RemovedPermissions: req.RemovedPermissions,
 		}
-		if err := store.EditRole(r.Context(), id, edit); err != nil {
+		p, _ := auth.FromContext(r.Context())
+		if err := store.EditRole(r.Context(), id, p.UserID, edit); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		changes := []slog.Attr{slog.String("name", edit.Name),
+			slog.Any("added_permissions", ids(edit.AddedPermissions)),
+			slog.Any("removed_permissions", ids(edit.RemovedPermissions))}
+		switch {
+		case set && desc == nil:
+			changes = append(changes, slog.Any("description", nil))
+		case set:
+			changes = append(changes, slog.String("description", *desc))
+		}
+		audit.Record(r.Context(), "role.edit", "role", id, changes...)
 		httpapi.OK(w, r, MsgRoleUpdated)
 	})
 }
@@ -118,10 +132,13 @@ func handleAddRole(store Store) http.Handler {
 			return
 		}
 		role := catalog.NewRole{Name: strings.TrimSpace(*req.Name), Description: strings.TrimSpace(*req.Description)}
-		if _, err := store.AddRole(r.Context(), role); err != nil {
+		newID, err := store.AddRole(r.Context(), role)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "role.add", "role", newID,
+			slog.String("name", role.Name), slog.String("description", role.Description))
 		httpapi.OK(w, r, MsgRoleAdded)
 	})
 }
@@ -136,10 +153,20 @@ func handleDeleteRole(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		if err := store.DeleteRole(r.Context(), id); err != nil {
+		p, _ := auth.FromContext(r.Context())
+		if err := store.DeleteRole(r.Context(), id, p.UserID); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "role.delete", "role", id)
 		httpapi.OK(w, r, MsgRoleDeleted)
 	})
+}
+
+// ids is a list of ids for an audit record: never null, so "none" reads as [].
+func ids(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
 }

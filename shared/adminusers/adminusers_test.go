@@ -52,7 +52,7 @@ func newServer(t *testing.T) *server {
 	sessions := testenv.NewSessions(t, db, cfg)
 	s := &server{db: db, cfg: cfg, counter: counter, images: &recordingImages{}}
 	routes := adminusers.Routes(adminusers.Deps{Store: db.DB, Auth: sessions, LockTTL: cfg.LockTTL, Images: s.images})
-	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins})
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
 	s.editor = testenv.SessionCookie(t, sessions, demo.EditorUserID)
 	s.member = testenv.SessionCookie(t, sessions, demo.MemberUserID)

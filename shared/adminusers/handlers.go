@@ -1,12 +1,14 @@
 package adminusers
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -130,6 +132,9 @@ func handleEditUser(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "user.edit", "user", id,
+			slog.String("username", edit.Username), slog.Bool("age_verified", edit.AgeVerified),
+			slog.Any("added_roles", ids(edit.AddedRoles)), slog.Any("removed_roles", ids(edit.RemovedRoles)))
 		httpapi.OK(w, r, MsgUserEdited)
 	})
 }
@@ -144,11 +149,13 @@ func handleDeleteUser(store Store, images Images) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		key, err := store.DeleteUser(r.Context(), id)
+		p, _ := auth.FromContext(r.Context())
+		key, err := store.DeleteUser(r.Context(), id, p.UserID)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "user.delete", "user", id)
 		if images != nil && key != "" {
 			if err := images.RemoveUserImage(r.Context(), key); err != nil {
 				httpapi.Logger(r.Context()).Error("remove the profile image of a deleted user",
@@ -168,10 +175,20 @@ func handleLogoutUser(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		if err := store.LogoutUser(r.Context(), id); err != nil {
+		p, _ := auth.FromContext(r.Context())
+		if err := store.LogoutUser(r.Context(), id, p.UserID); err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.Record(r.Context(), "user.logout", "user", id)
 		httpapi.OK(w, r, MsgUserLoggedOut)
 	})
+}
+
+// ids is a list of ids for an audit record: never null, so "none" reads as [].
+func ids(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
 }

@@ -15,11 +15,11 @@ const (
 // handleUpdateImage answers POST /admin-users/update-image/{id}: the image becomes the
 // user's profile image at both resolutions, and the one it replaces is removed.
 func handleUpdateImage(svc Images) http.Handler {
-	return avatars.UploadHandler(avatars.Route{Service: svc, OK: MsgImageUpdated, Update: svc.UpdateUserImage})
+	return avatars.UploadHandler(avatars.Route{Service: svc, Kind: "user", OK: MsgImageUpdated, Update: svc.UpdateUserImage})
 }
 
 // handleDeleteImage answers DELETE /admin-users/delete-image/{id}: the user goes back
 // to the default image and the stored one is removed.
 func handleDeleteImage(svc Images) http.Handler {
-	return avatars.DeleteHandler(avatars.Route{Service: svc, OK: MsgImageDeleted, Delete: svc.DeleteUserImage})
+	return avatars.DeleteHandler(avatars.Route{Service: svc, Kind: "user", OK: MsgImageDeleted, Delete: svc.DeleteUserImage})
 }

@@ -69,7 +69,7 @@ func newImgServer(t *testing.T, o imgOptions) *imgServer {
 	if s.files == nil {
 		s.files = s3test.NewStore(t)
 	}
-	quiet := httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	quiet := httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: s.cfg.CORSOrigins}
 	s.cdn = httptest.NewServer(httpapi.Wrap(httpapi.NewMux(cdn.Routes(cdn.Deps{
 		Users: s.db.DB, Files: s.files, CacheBytes: 1 << 20,
 	})), quiet))

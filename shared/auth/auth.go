@@ -15,7 +15,9 @@ import (
 	"slices"
 )
 
-// The permissions the administrative routes demand (the spec's names).
+// The permissions the administrative routes demand: the keys of the built-in
+// permissions (the spec's names). A key never changes; renaming a permission changes
+// its label only, so authorisation is unaffected.
 const (
 	PermViewUsers          = "view-users"
 	PermEditUsers          = "edit-users"
@@ -39,10 +41,10 @@ type Principal struct {
 	UserID      int64
 	Username    string
 	SessionID   string
-	Permissions []string
+	Permissions []string // keys of the built-in permissions the user's roles grant
 }
 
-// Has reports whether the principal's roles grant perm.
+// Has reports whether the principal's roles grant the permission keyed perm.
 func (p Principal) Has(perm string) bool {
 	return slices.Contains(p.Permissions, perm)
 }

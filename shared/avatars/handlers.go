@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
@@ -18,9 +19,11 @@ type Uploader interface {
 }
 
 // Route describes one owner's image route: what it does, what it says on success,
-// and the 500 message of an unexpected failure ("" keeps "Internal server error").
+// the 500 message of an unexpected failure ("" keeps "Internal server error"), and the
+// kind of owner ("user", "contributor") its audit records name.
 type Route struct {
 	Service  Uploader
+	Kind     string
 	OK       string
 	Internal string
 	Update   func(ctx context.Context, id int64, encoded string) error
@@ -63,6 +66,7 @@ func UploadHandler(rt Route) http.Handler {
 			httpapi.Error(w, r, rt.internal(err))
 			return
 		}
+		audit.Record(r.Context(), rt.Kind+".image.update", rt.Kind, id)
 		httpapi.OK(w, r, rt.OK)
 	})
 }
@@ -84,6 +88,7 @@ func DeleteHandler(rt Route) http.Handler {
 			httpapi.Error(w, r, rt.internal(err))
 			return
 		}
+		audit.Record(r.Context(), rt.Kind+".image.delete", rt.Kind, id)
 		httpapi.OK(w, r, rt.OK)
 	})
 }

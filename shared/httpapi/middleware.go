@@ -22,7 +22,7 @@ type loggerKey struct{}
 // Options configure the middleware that wraps every route group.
 type Options struct {
 	Log         *slog.Logger
-	CORSOrigins []string // exact origins allowed to call with credentials
+	CORSOrigins []string // exact origins allowed to call with credentials, and to write
 	// RequestTimeout bounds each request's work (config.RequestTimeout); under Lambda
 	// the invocation's deadline minus LambdaMargin bounds it too. Zero: only Lambda's.
 	RequestTimeout time.Duration
@@ -30,14 +30,16 @@ type Options struct {
 
 // Wrap applies the shared middleware, outermost first: request logging with the
 // request id, gzip compression (compress.go), panic recovery into a 500 Response Model,
-// CORS, the request's deadline, and the refusal of path and query text that is not valid
+// CORS, the guard of writes (from the frontend only, bodies as JSON only: origin.go),
+// the request's deadline, and the refusal of path and query text that is not valid
 // UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, Compress(recoverPanics(cors(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h))))))
+	return logRequests(log, Compress(recoverPanics(cors(opts.CORSOrigins,
+		guardWrites(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h)))))))
 }
 
 // RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local

@@ -122,7 +122,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		FrontendURL: e.frontend,
 		Now:         func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) },
 	})
-	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: []string{e.frontend}})
+	// The events in events/ come from the production frontend's origin.
+	origins := []string{e.frontend, config.DefaultFrontendURL}
+	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: origins})
 	return e
 }
 

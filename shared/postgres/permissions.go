@@ -40,7 +40,8 @@ func (db *DB) Permission(ctx context.Context, id int64) (catalog.Permission, err
 	return p, nil
 }
 
-// EditPermission renames permission id and replaces its description. Unknown
+// EditPermission renames permission id and replaces its description: its label only,
+// since the code checks a permission's key, which no route changes. Unknown
 // permission: apperr.NotFound; a name another permission has: apperr.Conflict.
 func (db *DB) EditPermission(ctx context.Context, id int64, in catalog.PermissionInput) error {
 	tag, err := db.Pool.Exec(ctx, `UPDATE permissions SET name = $2, description = $3 WHERE id = $1`,
@@ -67,14 +68,22 @@ func (db *DB) AddPermission(ctx context.Context, in catalog.PermissionInput) (in
 }
 
 // DeletePermission deletes permission id; the same statement removes it from every
-// role (role_permissions cascades). Unknown permission: apperr.NotFound.
+// role (role_permissions cascades). Unknown permission: apperr.NotFound; a built-in
+// permission (one with a key, which the code checks) cannot be deleted:
+// apperr.Forbidden.
 func (db *DB) DeletePermission(ctx context.Context, id int64) error {
-	tag, err := db.Pool.Exec(ctx, `DELETE FROM permissions WHERE id = $1`, id)
-	if err != nil {
-		return fmt.Errorf("delete permission %d: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
+	var builtIn bool
+	err := db.Pool.QueryRow(ctx, `
+		WITH target AS (SELECT id, key IS NOT NULL AS built_in FROM permissions WHERE id = $1),
+		deleted AS (DELETE FROM permissions WHERE id IN (SELECT id FROM target WHERE NOT built_in))
+		SELECT built_in FROM target`, id).Scan(&builtIn)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
 		return apperr.New(apperr.NotFound, MsgPermissionNotFound)
+	case err != nil:
+		return fmt.Errorf("delete permission %d: %w", id, err)
+	case builtIn:
+		return forbidden("permission %d is built in", id)
 	}
 	return nil
 }

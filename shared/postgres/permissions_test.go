@@ -56,7 +56,12 @@ func TestPermissions(t *testing.T) {
 			return err
 		}, apperr.Conflict, postgres.MsgPermissionExists},
 		{"delete unknown", func() error { return db.DeletePermission(ctx, 999) }, apperr.NotFound, postgres.MsgPermissionNotFound},
-		{"delete", func() error { return db.DeletePermission(ctx, 1) }, "", ""},
+		{"delete a built-in permission", func() error { return db.DeletePermission(ctx, 1) }, apperr.Forbidden, apperr.MsgForbidden},
+		{"delete an added permission", func() error {
+			acctExec(t, db, `INSERT INTO role_permissions (role_id, permission_id)
+				SELECT r, p.id FROM permissions p, unnest('{1,2}'::bigint[]) r WHERE p.name = 'view-series'`)
+			return db.DeletePermission(ctx, acctInt(t, db, `SELECT id FROM permissions WHERE name = 'view-series'`))
+		}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { acctWant(t, tt.do(), tt.code, tt.msg) })
@@ -64,10 +69,13 @@ func TestPermissions(t *testing.T) {
 	if p, _ := db.Permission(ctx, 15); p.Description != "Delete them" {
 		t.Errorf("edited permission %+v", p)
 	}
-	if n := acctInt(t, db, `SELECT count(*) FROM role_permissions WHERE permission_id = 1`); n != 0 {
+	if n := acctInt(t, db, `SELECT count(*) FROM role_permissions WHERE permission_id > 15`); n != 0 {
 		t.Errorf("%d roles still grant the deleted permission", n)
 	}
-	if n := acctInt(t, db, `SELECT count(*) FROM role_permissions WHERE role_id = 1`); n != 14 {
-		t.Errorf("admin grants %d permissions after the deletion, want 14", n)
+	if n := acctInt(t, db, `SELECT count(*) FROM role_permissions WHERE role_id = 1`); n != 15 {
+		t.Errorf("admin grants %d permissions after the deletion, want its 15", n)
+	}
+	if n := acctInt(t, db, `SELECT count(*) FROM permissions WHERE id = 1`); n != 1 {
+		t.Error("the built-in permission 1 was deleted")
 	}
 }

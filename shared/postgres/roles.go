@@ -55,11 +55,24 @@ func (db *DB) Role(ctx context.Context, id int64) (catalog.RoleDetail, error) {
 }
 
 // EditRole renames role id, sets its description when asked and changes its
-// permissions, in one transaction: removed permissions go before added ones. Unknown
-// role: apperr.NotFound; unknown permission ids: apperr.Invalid (nothing changes); a
-// name another role has: apperr.Conflict.
-func (db *DB) EditRole(ctx context.Context, id int64, e catalog.RoleEdit) error {
+// permissions as actorID asks, in one transaction: removed permissions go before added
+// ones. Unknown role: apperr.NotFound; unknown permission ids: apperr.Invalid (nothing
+// changes); a name another role has: apperr.Conflict. A change of permissions that the
+// access rules refuse (see access.go: a permission the actor lacks, adding to a role
+// the actor holds, the last full admin) is apperr.Forbidden.
+func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// A change of permissions takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other.
+		var a actor
+		var admins int64
+		changesGrants := len(e.AddedPermissions) > 0 || len(e.RemovedPermissions) > 0
+		if changesGrants {
+			var err error
+			if a, admins, err = lockAccess(ctx, tx, actorID); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `
 			UPDATE roles SET name = $2, description = CASE WHEN $3 THEN $4 ELSE description END
 			WHERE id = $1`, id, e.Name, e.SetDescription, e.Description)
@@ -72,20 +85,34 @@ func (db *DB) EditRole(ctx context.Context, id int64, e catalog.RoleEdit) error 
 		if err := requireIDs(ctx, tx, "permissions", append(e.AddedPermissions, e.RemovedPermissions...)); err != nil {
 			return err
 		}
-		if len(e.RemovedPermissions) > 0 {
+		if !changesGrants {
+			return nil
+		}
+		current, err := rolePermissions(ctx, tx, []int64{id})
+		if err != nil {
+			return err
+		}
+		adds, removes := changes(set(current), e.AddedPermissions, e.RemovedPermissions)
+		if len(adds) > 0 && a.roles[id] {
+			return forbidden("user %d may not add permissions to their own role %d", actorID, id)
+		}
+		if !a.holds(append(adds, removes...)) {
+			return forbidden("user %d lacks a permission of %v", actorID, append(adds, removes...))
+		}
+		if len(removes) > 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM role_permissions WHERE role_id = $1 AND permission_id = ANY($2)`,
-				id, e.RemovedPermissions); err != nil {
+				id, removes); err != nil {
 				return fmt.Errorf("remove permissions of role %d: %w", id, err)
 			}
 		}
-		if len(e.AddedPermissions) > 0 {
+		if len(adds) > 0 {
 			if _, err := tx.Exec(ctx, `
 				INSERT INTO role_permissions (role_id, permission_id) SELECT $1, unnest($2::bigint[])
-				ON CONFLICT DO NOTHING`, id, e.AddedPermissions); err != nil {
+				ON CONFLICT DO NOTHING`, id, adds); err != nil {
 				return fmt.Errorf("grant permissions to role %d: %w", id, err)
 			}
 		}
-		return nil
+		return keepAFullAdmin(ctx, tx, admins)
 	})
 }
 
@@ -101,11 +128,17 @@ func (db *DB) AddRole(ctx context.Context, r catalog.NewRole) (int64, error) {
 	return id, nil
 }
 
-// DeleteRole deletes role id in one transaction: its holders who hold no other role
-// get the default role first. Unknown role: apperr.NotFound; the default role:
-// apperr.NotAllowed; no default role to fall back on: an internal error.
-func (db *DB) DeleteRole(ctx context.Context, id int64) error {
+// DeleteRole deletes role id as actorID asks, in one transaction: its holders who hold
+// no other role get the default role first. Unknown role: apperr.NotFound; the default
+// role: apperr.NotAllowed; no default role to fall back on: an internal error; a role
+// with a permission the actor lacks, or the deletion of the last full admin's power:
+// apperr.Forbidden.
+func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		a, admins, err := lockAccess(ctx, tx, actorID)
+		if err != nil {
+			return err
+		}
 		// Lock both rows: a concurrent change of the default waits for this deletion.
 		rows, _ := tx.Query(ctx, `
 			SELECT id, is_default FROM roles WHERE id = $1 OR is_default ORDER BY id FOR UPDATE`, id)
@@ -135,6 +168,13 @@ func (db *DB) DeleteRole(ctx context.Context, id int64) error {
 		if fallback == 0 {
 			return fmt.Errorf("delete role %d: %w", id, errNoDefaultRole)
 		}
+		perms, err := rolePermissions(ctx, tx, []int64{id})
+		if err != nil {
+			return err
+		}
+		if !a.holds(perms) {
+			return forbidden("user %d lacks a permission of role %d", actorID, id)
+		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO user_roles (user_id, role_id)
 			SELECT ur.user_id, $2 FROM user_roles ur
@@ -146,6 +186,6 @@ func (db *DB) DeleteRole(ctx context.Context, id int64) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM roles WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete role %d: %w", id, err)
 		}
-		return nil
+		return keepAFullAdmin(ctx, tx, admins)
 	})
 }

@@ -38,8 +38,9 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, expiresAt time.Ti
 	return id, nil
 }
 
-// SessionUser loads, in one query, user userID with the permissions of all their
-// roles, provided sessionID (a UUID) is a live session of theirs. A user that does not
+// SessionUser loads, in one query, user userID with the keys of the built-in
+// permissions of all their roles (the immutable identity the code checks, never the
+// editable name), provided sessionID (a UUID) is a live session of theirs. A user that does not
 // exist is apperr.NotFound "User not found"; a session that is unknown, someone
 // else's, revoked or expired is apperr.Unauthorized.
 func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (catalog.SessionUser, error) {
@@ -48,7 +49,7 @@ func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (
 		       EXISTS (SELECT 1 FROM sessions s
 		               WHERE s.id = $2::uuid AND s.user_id = u.id
 		                 AND s.revoked_at IS NULL AND s.expires_at > now()) AS live,
-		       coalesce(array_agg(DISTINCT p.name ORDER BY p.name) FILTER (WHERE p.id IS NOT NULL),
+		       coalesce(array_agg(DISTINCT p.key ORDER BY p.key) FILTER (WHERE p.key IS NOT NULL),
 		                '{}') AS permissions
 		FROM users u
 		LEFT JOIN user_roles ur ON ur.user_id = u.id

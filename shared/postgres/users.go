@@ -126,9 +126,23 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 // one transaction: removed roles go before added ones are granted, and a user left
 // without a role gets the default role. It releases editorID's edit lock of the user.
 // Unknown user: apperr.NotFound; unknown role ids: apperr.Invalid (nothing changes);
-// a username another user has (case-insensitively): apperr.Conflict.
+// a username another user has (case-insensitively): apperr.Conflict. A change of roles
+// that the access rules refuse (see access.go: the editor's own roles, a role with a
+// permission the editor lacks, a full admin's roles by someone who is not one, the
+// last full admin) is apperr.Forbidden.
 func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// A change of roles takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other.
+		var editor actor
+		var admins int64
+		changesRoles := len(e.AddedRoles) > 0 || len(e.RemovedRoles) > 0
+		if changesRoles {
+			var err error
+			if editor, admins, err = lockAccess(ctx, tx, editorID); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE users SET username = $2, age_verified = $3 WHERE id = $1`,
 			id, e.Username, e.AgeVerified)
 		if err != nil {
@@ -143,11 +157,52 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 		if err := requireIDs(ctx, tx, "roles", append(e.AddedRoles, e.RemovedRoles...)); err != nil {
 			return err
 		}
-		if err := setUserRoles(ctx, tx, id, e.AddedRoles, e.RemovedRoles); err != nil {
-			return err
+		if changesRoles {
+			if err := setUserRolesChecked(ctx, tx, id, editor, admins, e.AddedRoles, e.RemovedRoles); err != nil {
+				return err
+			}
 		}
 		return releaseLock(ctx, tx, userLocks, id, editorID)
 	})
+}
+
+// setUserRolesChecked changes the roles of userID as editor asks, under the access
+// lock (taken by the caller, with admins the number of full admins then) and the
+// access rules.
+func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor actor, admins int64, added, removed []int64) error {
+	editorID := editor.id
+	var current []int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(role_id), '{}') FROM user_roles WHERE user_id = $1`,
+		userID).Scan(&current); err != nil {
+		return fmt.Errorf("roles of user %d: %w", userID, err)
+	}
+	adds, removes := changes(set(current), added, removed)
+	if len(adds) == 0 && len(removes) == 0 {
+		return nil
+	}
+	if userID == editorID {
+		return forbidden("user %d may not change their own roles", editorID)
+	}
+	perms, err := rolePermissions(ctx, tx, append(adds, removes...))
+	if err != nil {
+		return err
+	}
+	if !editor.holds(perms) {
+		return forbidden("user %d lacks a permission of roles %v", editorID, append(adds, removes...))
+	}
+	if !editor.fullAdmin {
+		target, err := isFullAdmin(ctx, tx, userID)
+		if err != nil {
+			return err
+		}
+		if target {
+			return forbidden("user %d is not a full admin and may not change the roles of full admin %d", editorID, userID)
+		}
+	}
+	if err := setUserRoles(ctx, tx, userID, adds, removes); err != nil {
+		return err
+	}
+	return keepAFullAdmin(ctx, tx, admins)
 }
 
 // setUserRoles removes then grants roles of userID, and gives the default role to a
@@ -208,41 +263,72 @@ func requireIDs(ctx context.Context, tx pgx.Tx, table string, ids []int64) error
 
 // DeleteUser deletes user id with everything that is theirs (sessions, OAuth
 // connections, roles, the locks they hold and the lock on them: the schema cascades)
-// in one statement, and returns the key of their profile image ("" for none) so the
-// caller can remove the stored objects once the deletion stands.
-func (db *DB) DeleteUser(ctx context.Context, id int64) (string, error) {
+// as actorID asks, and returns the key of their profile image ("" for none) so the
+// caller can remove the stored objects once the deletion stands. Only a full admin
+// deletes a full admin, and never the last one: apperr.Forbidden.
+func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) (string, error) {
 	var image *string
-	err := db.Pool.QueryRow(ctx, `DELETE FROM users WHERE id = $1 RETURNING profile_image`, id).Scan(&image)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return "", apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
-	case err != nil:
-		return "", fmt.Errorf("delete user %d: %w", id, err)
-	}
-	if image == nil {
-		return "", nil
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		admins, err := mayActOn(ctx, tx, id, actorID)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `DELETE FROM users WHERE id = $1 RETURNING profile_image`, id).Scan(&image)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case err != nil:
+			return fmt.Errorf("delete user %d: %w", id, err)
+		}
+		return keepAFullAdmin(ctx, tx, admins)
+	})
+	if err != nil || image == nil {
+		return "", err
 	}
 	return *image, nil
 }
 
-// LogoutUser revokes every live session of user id, so their refresh tokens stop
-// working at once. Unknown user: apperr.NotFound.
-func (db *DB) LogoutUser(ctx context.Context, id int64) error {
-	var found bool
-	err := db.Pool.QueryRow(ctx, `
-		WITH target AS (SELECT id FROM users WHERE id = $1),
-		revoked AS (
-			UPDATE sessions SET revoked_at = now()
-			WHERE user_id IN (SELECT id FROM target) AND revoked_at IS NULL
-		)
-		SELECT EXISTS (SELECT 1 FROM target)`, id).Scan(&found)
+// mayActOn takes the access lock and refuses, as apperr.Forbidden, an actor who is
+// not a full admin acting on one. It returns the number of full admins before.
+func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (int64, error) {
+	a, admins, err := lockAccess(ctx, tx, actorID)
+	if err != nil || a.fullAdmin {
+		return admins, err
+	}
+	target, err := isFullAdmin(ctx, tx, id)
 	if err != nil {
-		return fmt.Errorf("log out user %d: %w", id, err)
+		return 0, err
 	}
-	if !found {
-		return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+	if target {
+		return 0, forbidden("user %d is not a full admin and may not act on full admin %d", actorID, id)
 	}
-	return nil
+	return admins, nil
+}
+
+// LogoutUser revokes every live session of user id, as actorID asks, so their refresh
+// tokens stop working at once. Unknown user: apperr.NotFound; a full admin logged out
+// by someone who is not one: apperr.Forbidden.
+func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := mayActOn(ctx, tx, id, actorID); err != nil {
+			return err
+		}
+		var found bool
+		err := tx.QueryRow(ctx, `
+			WITH target AS (SELECT id FROM users WHERE id = $1),
+			revoked AS (
+				UPDATE sessions SET revoked_at = now()
+				WHERE user_id IN (SELECT id FROM target) AND revoked_at IS NULL
+			)
+			SELECT EXISTS (SELECT 1 FROM target)`, id).Scan(&found)
+		if err != nil {
+			return fmt.Errorf("log out user %d: %w", id, err)
+		}
+		if !found {
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		}
+		return nil
+	})
 }
 
 // UserIDByUsername returns the id of the user named username (compared

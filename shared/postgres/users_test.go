@@ -271,7 +271,7 @@ func TestDeleteUserLeavesNoOrphans(t *testing.T) {
 		t.Fatalf("%d contributor locks before, want 1 (the demo has contributors)", n)
 	}
 
-	key, err := db.DeleteUser(ctx, id)
+	key, err := db.DeleteUser(ctx, id, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,9 +291,9 @@ func TestDeleteUserLeavesNoOrphans(t *testing.T) {
 	if n := acctInt(t, db, `SELECT count(*) FROM users`); n != 2 {
 		t.Errorf("%d users left, want 2", n)
 	}
-	_, err = db.DeleteUser(ctx, id)
+	_, err = db.DeleteUser(ctx, id, 1)
 	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
-	if key, err := db.DeleteUser(ctx, 3); err != nil || key != "" {
+	if key, err := db.DeleteUser(ctx, 3, 1); err != nil || key != "" {
 		t.Errorf("delete a user without image: key %q, error %v", key, err)
 	}
 }
@@ -303,7 +303,7 @@ func TestLogoutUser(t *testing.T) {
 	db := acctDB(t, nil)
 	acctExec(t, db, `INSERT INTO sessions (user_id, expires_at) VALUES
 		(2, now() + interval '1 day'), (2, now() + interval '1 day'), (3, now() + interval '1 day')`)
-	if err := db.LogoutUser(ctx, 2); err != nil {
+	if err := db.LogoutUser(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE user_id = 2 AND revoked_at IS NULL`); n != 0 {
@@ -312,7 +312,7 @@ func TestLogoutUser(t *testing.T) {
 	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE user_id = 3 AND revoked_at IS NULL`); n != 1 {
 		t.Errorf("%d live sessions of another user, want 1", n)
 	}
-	acctWant(t, db.LogoutUser(ctx, 999), apperr.NotFound, apperr.MsgUserNotFound)
+	acctWant(t, db.LogoutUser(ctx, 999, 1), apperr.NotFound, apperr.MsgUserNotFound)
 }
 
 func TestGrantRoleByName(t *testing.T) {

@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/shared/apperr"
+)
+
+// No escalation (the rule Kubernetes RBAC enforces). The stores that change who holds
+// which permission check, inside their transaction and after taking accessLockKey:
+//
+//   - an actor grants or takes away a role only if it holds every permission of that
+//     role, and adds a permission to a role or removes one from it only if it holds
+//     that permission;
+//   - nobody changes their own roles, and nobody adds permissions to a role they hold;
+//   - only a full admin changes the roles of, logs out or deletes a full admin;
+//   - a write that would leave no full admin where there was one is refused.
+//
+// A full admin is a user whose roles together grant every built-in permission (every
+// permission with a key; the demo's admin role alone grants them all). A full admin
+// holds every permission for these checks, those added through the API too, so that
+// new permissions can be handed out at all. Refusals are apperr.Forbidden.
+
+// accessLockKey is the transaction-scoped advisory lock that every write of roles,
+// grants and role assignments takes first: two racing requests are serialised, and
+// each one's checks see what the other committed (READ COMMITTED reads a new snapshot
+// per statement).
+const accessLockKey int64 = 0x6d63_6163_6365_7373 // "mcaccess"
+
+// fullAdmins is a query of the ids of the full admins: users whose roles together
+// grant every permission that has a key.
+const fullAdmins = `
+	SELECT ur.user_id
+	FROM user_roles ur
+	JOIN role_permissions rp ON rp.role_id = ur.role_id
+	JOIN permissions p ON p.id = rp.permission_id AND p.key IS NOT NULL
+	GROUP BY ur.user_id
+	HAVING count(DISTINCT p.id) = (SELECT count(*) FROM permissions WHERE key IS NOT NULL)`
+
+// actor is what the checks know of the user who acts, read inside the transaction.
+type actor struct {
+	id        int64
+	fullAdmin bool
+	held      map[int64]bool // ids of the permissions the actor's roles grant
+	roles     map[int64]bool // ids of the actor's roles
+}
+
+// holds reports whether the actor holds every permission of ids.
+func (a actor) holds(ids []int64) bool {
+	if a.fullAdmin {
+		return true
+	}
+	for _, id := range ids {
+		if !a.held[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// lockAccess takes the access lock and loads the actor, in one round trip after the
+// lock. It also returns the number of full admins before the write.
+func lockAccess(ctx context.Context, tx pgx.Tx, actorID int64) (actor, int64, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, accessLockKey); err != nil {
+		return actor{}, 0, fmt.Errorf("take the access lock: %w", err)
+	}
+	a := actor{id: actorID}
+	var held, roles []int64
+	var admins int64
+	err := tx.QueryRow(ctx, `
+		SELECT coalesce((SELECT array_agg(DISTINCT rp.permission_id) FROM user_roles ur
+		                 JOIN role_permissions rp ON rp.role_id = ur.role_id WHERE ur.user_id = $1), '{}'),
+		       coalesce((SELECT array_agg(role_id) FROM user_roles WHERE user_id = $1), '{}'),
+		       $1 IN (`+fullAdmins+`),
+		       (SELECT count(*) FROM (`+fullAdmins+`) f)`, actorID).Scan(&held, &roles, &a.fullAdmin, &admins)
+	if err != nil {
+		return actor{}, 0, fmt.Errorf("load the access of user %d: %w", actorID, err)
+	}
+	a.held = set(held)
+	a.roles = set(roles)
+	return a, admins, nil
+}
+
+// isFullAdmin reports whether user id is a full admin now.
+func isFullAdmin(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT $1 IN (`+fullAdmins+`)`, id).Scan(&ok); err != nil {
+		return false, fmt.Errorf("is user %d a full admin: %w", id, err)
+	}
+	return ok, nil
+}
+
+// keepAFullAdmin refuses the write when it left no full admin where there were some
+// before (a database without any, such as a new deployment's, is not held to it).
+func keepAFullAdmin(ctx context.Context, tx pgx.Tx, before int64) error {
+	if before == 0 {
+		return nil
+	}
+	var after int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (`+fullAdmins+`) f`).Scan(&after); err != nil {
+		return fmt.Errorf("count the full admins: %w", err)
+	}
+	if after == 0 {
+		return forbidden("the write would leave no full admin")
+	}
+	return nil
+}
+
+// rolePermissions returns the ids of the permissions each of roles grants.
+func rolePermissions(ctx context.Context, tx pgx.Tx, roles []int64) ([]int64, error) {
+	if len(roles) == 0 {
+		return nil, nil
+	}
+	var ids []int64
+	err := tx.QueryRow(ctx, `
+		SELECT coalesce(array_agg(DISTINCT permission_id), '{}') FROM role_permissions WHERE role_id = ANY($1)`,
+		roles).Scan(&ids)
+	if err != nil {
+		return nil, fmt.Errorf("permissions of roles %v: %w", roles, err)
+	}
+	return ids, nil
+}
+
+// forbidden is the 403 of a refused write; why is logged at debug level, never shown.
+func forbidden(why string, args ...any) error {
+	return apperr.Wrap(apperr.Forbidden, apperr.MsgForbidden, fmt.Errorf(why, args...))
+}
+
+func set(ids []int64) map[int64]bool {
+	m := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// changes splits a request's added and removed ids against what is there now: the
+// ones it really removes (there now) and really adds (not there once the removals are
+// done: removals go first).
+func changes(current map[int64]bool, added, removed []int64) (adds, removes []int64) {
+	gone := map[int64]bool{}
+	for _, id := range removed {
+		if current[id] && !gone[id] {
+			gone[id] = true
+			removes = append(removes, id)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, id := range added {
+		if (!current[id] || gone[id]) && !seen[id] {
+			seen[id] = true
+			adds = append(adds, id)
+		}
+	}
+	return adds, removes
+}
