@@ -97,21 +97,21 @@ func stackEnv(t testing.TB) (env []string, cookie string) {
 	ctx := context.Background()
 	db := testenv.NewDemoDB(t)
 	vars := map[string]string{
-		"DB_ENV":                   "local",
-		"DATABASE_URL":             db.URL,
-		"DYNAMODB_ENDPOINT":        testenv.DynamoEndpoint(t),
-		"S3_ENDPOINT":              testenv.S3Endpoint(t),
-		"S3_BUCKET":                "smoke-images",
-		"OAUTH_STATE_TABLE":        "smoke-state",
-		"RATE_LIMIT_TABLE":         "smoke-rate",
-		"FILE_SERVICE":             "true",
-		"AWS_REGION":               "eu-central-1",
-		"AWS_ACCESS_KEY_ID":        "smoke",
-		"AWS_SECRET_ACCESS_KEY":    "smoke",
-		"AWS_LAMBDA_FUNCTION_NAME": "smoke",
-		"LOG_LEVEL":                "error",
-		"PATH":                     os.Getenv("PATH"),
-		"HOME":                     os.Getenv("HOME"),
+		"DB_ENV":                    "local",
+		"DATABASE_URL":              db.URL,
+		"AWS_ENDPOINT_URL_DYNAMODB": testenv.DynamoEndpoint(t),
+		"AWS_ENDPOINT_URL_S3":       testenv.S3Endpoint(t),
+		"S3_BUCKET":                 "smoke-images",
+		"OAUTH_STATE_TABLE":         "smoke-state",
+		"RATE_LIMIT_TABLE":          "smoke-rate",
+		"FILE_SERVICE":              "true",
+		"AWS_REGION":                "eu-central-1",
+		"AWS_ACCESS_KEY_ID":         "smoke",
+		"AWS_SECRET_ACCESS_KEY":     "smoke",
+		"AWS_LAMBDA_FUNCTION_NAME":  "smoke",
+		"LOG_LEVEL":                 "error",
+		"PATH":                      os.Getenv("PATH"),
+		"HOME":                      os.Getenv("HOME"),
 	}
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {

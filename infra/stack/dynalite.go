@@ -12,20 +12,24 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/mediacatalog/service/shared/config"
 )
 
 const dynaliteReadyTimeout = time.Minute
 
-// Dynalite returns DYNAMODB_ENDPOINT when it is set. Otherwise it installs
-// infra/dynalite's locked dependencies if needed (npm ci) and starts dynalite on a free
-// loopback port: persistent in Dir/dynamo, or in memory when ephemeral.
+// Dynalite returns the DynamoDB endpoint the environment names
+// (config.DynamoEndpointEnv: AWS_ENDPOINT_URL_DYNAMODB, DYNAMODB_ENDPOINT, ...) when it
+// names one. Otherwise it installs infra/dynalite's locked dependencies if needed (npm
+// ci) and starts dynalite on a free loopback port: persistent in Dir/dynamo, or in
+// memory when ephemeral.
 func Dynalite(ctx context.Context, opts Options) (*Service, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
 	}
-	if endpoint := opts.Getenv("DYNAMODB_ENDPOINT"); endpoint != "" {
-		opts.logf("dynalite: using DYNAMODB_ENDPOINT %s from the environment", endpoint)
+	if endpoint := config.FirstEnv(opts.Getenv, config.DynamoEndpointEnv); endpoint != "" {
+		opts.logf("dynalite: using the DynamoDB endpoint %s from the environment", endpoint)
 		return external("dynalite", endpoint), nil
 	}
 	svc, err := startDynalite(ctx, opts)
@@ -43,7 +47,7 @@ func startDynalite(ctx context.Context, opts Options) (*Service, error) {
 	pkg := filepath.Join(root, "infra", "dynalite")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		return nil, errors.New("node not found on PATH: install Node.js 20 or newer, or set DYNAMODB_ENDPOINT")
+		return nil, errors.New("node not found on PATH: install Node.js 20 or newer, or set AWS_ENDPOINT_URL_DYNAMODB")
 	}
 	if err := installDynalite(ctx, opts, pkg); err != nil {
 		return nil, err
@@ -113,7 +117,7 @@ func installDynalite(ctx context.Context, opts Options, pkg string) error {
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return errors.New("npm not found on PATH: install Node.js 20 or newer with npm, or set DYNAMODB_ENDPOINT")
+		return errors.New("npm not found on PATH: install Node.js 20 or newer with npm, or set AWS_ENDPOINT_URL_DYNAMODB")
 	}
 	opts.logf("dynalite: installing %s (npm ci)", filepath.Join(pkg, "node_modules"))
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")

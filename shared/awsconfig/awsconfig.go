@@ -1,49 +1,49 @@
-// Package awsconfig builds the AWS SDK configuration every client of the service uses:
-// the region, and credentials from the environment, as Lambda (and sam local) provide
-// them. It deliberately does not link the SDK's full shared-config chain (profiles,
-// SSO, STS, IMDS): that would add megabytes to each function and time to its cold
-// start, and Lambda never needs it. Against a local stand-in (an endpoint override)
-// without credentials in the environment it uses placeholder ones, which the
-// stand-ins do not check.
+// Package awsconfig loads the AWS SDK configuration every client of the service is
+// built from: the SDK's shared configuration (config.LoadDefaultConfig: the
+// environment's credentials as Lambda provides them, profiles, the standard endpoint
+// variables AWS_ENDPOINT_URL_<SERVICE>) in the region of the service's configuration.
+// Against a local stand-in (an endpoint override) without credentials in the
+// environment it uses placeholder ones, which the stand-ins do not check, rather than
+// letting the SDK look for instance credentials that a developer's machine has not.
 package awsconfig
 
 import (
 	"context"
-	"errors"
-	"strings"
+	"fmt"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	sdkconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/mediacatalog/service/shared/config"
 )
 
-// ErrNoCredentials is returned on the first AWS call when the environment holds none.
-var ErrNoCredentials = errors.New("awsconfig: no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)")
-
-// Load returns the configuration for a client in region. endpoint is the client's
-// endpoint override ("" for AWS itself); getenv reads the process environment.
-func Load(region, endpoint string, getenv func(string) string) aws.Config {
-	cfg := aws.Config{Region: region}
-	id, secret, token := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN")
-	switch {
-	case id != "" && secret != "":
-		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, token))
-	case endpoint != "":
-		cfg.Credentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-	default:
-		cfg.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{}, ErrNoCredentials
-		})
+// Load returns the SDK configuration for cfg. It reads files and the environment
+// only; nothing connects before a client makes its first call.
+func Load(ctx context.Context, cfg config.Config) (aws.Config, error) {
+	opts := []func(*sdkconfig.LoadOptions) error{sdkconfig.WithRegion(cfg.AWSRegion)}
+	if cfg.AWSEndpointSet() && !credentialsInEnv(os.Getenv) {
+		opts = append(opts, sdkconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
-	return cfg
+	awsCfg, err := sdkconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("awsconfig: %w", err)
+	}
+	return awsCfg, nil
 }
 
-// Endpoint is the regional HTTPS endpoint of an AWS service, for the clients that
-// speak a service's API as signed HTTP requests instead of through the SDK's service
-// package: https://<service>.<region>.amazonaws.com (amazonaws.com.cn in China).
-func Endpoint(service, region string) string {
-	domain := "amazonaws.com"
-	if strings.HasPrefix(region, "cn-") {
-		domain = "amazonaws.com.cn"
+// credentialsInEnv reports whether the environment names credentials: keys, or a
+// profile of the shared files.
+func credentialsInEnv(getenv func(string) string) bool {
+	return getenv("AWS_ACCESS_KEY_ID") != "" || getenv("AWS_PROFILE") != ""
+}
+
+// BaseEndpoint is the client option's value for an endpoint override: nil for AWS
+// itself (the SDK resolves the endpoint of the region and partition).
+func BaseEndpoint(endpoint string) *string {
+	if endpoint == "" {
+		return nil
 	}
-	return "https://" + service + "." + region + "." + domain
+	return aws.String(endpoint)
 }

@@ -30,14 +30,18 @@ type Config struct {
 	DatabaseURL string
 	DBMaxConns  int
 
-	AWSRegion        string
-	DynamoEndpoint   string
-	StateTable       string
-	RateLimitTable   string
-	S3Endpoint       string
-	Bucket           string
-	FileService      bool
-	CloudFrontDistID string
+	AWSRegion string
+	// Endpoint overrides of the AWS clients ("" for AWS itself): stand-ins locally
+	// and in tests. See DynamoEndpointEnv and the others for the variables read.
+	DynamoEndpoint     string
+	S3Endpoint         string
+	CloudFrontEndpoint string
+	LambdaEndpoint     string
+	StateTable         string
+	RateLimitTable     string
+	Bucket             string
+	FileService        bool
+	CloudFrontDistID   string
 
 	JWTSecret       string
 	AccessTokenTTL  time.Duration
@@ -56,6 +60,34 @@ type Config struct {
 	CDNURL          string
 }
 
+// The variables of each AWS client's endpoint override, first set wins: the SDK's
+// standard variable of the service (AWS_ENDPOINT_URL_<SERVICE>, which the SDK's shared
+// configuration also reads), the project's earlier name where there was one (an
+// alias), then the SDK's global AWS_ENDPOINT_URL. The configuration reads them itself
+// because a set endpoint changes more than the address: S3 is then addressed
+// path-style, and placeholder credentials are used when the environment has none.
+var (
+	DynamoEndpointEnv     = []string{"AWS_ENDPOINT_URL_DYNAMODB", "DYNAMODB_ENDPOINT", "AWS_ENDPOINT_URL"}
+	S3EndpointEnv         = []string{"AWS_ENDPOINT_URL_S3", "S3_ENDPOINT", "AWS_ENDPOINT_URL"}
+	CloudFrontEndpointEnv = []string{"AWS_ENDPOINT_URL_CLOUDFRONT", "AWS_ENDPOINT_URL"}
+	LambdaEndpointEnv     = []string{"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"}
+)
+
+// FirstEnv is the value of the first of names that is set.
+func FirstEnv(getenv func(string) string, names []string) string {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// AWSEndpointSet reports whether any AWS client talks to an endpoint override.
+func (c Config) AWSEndpointSet() bool {
+	return c.DynamoEndpoint != "" || c.S3Endpoint != "" || c.CloudFrontEndpoint != "" || c.LambdaEndpoint != ""
+}
+
 // Local reports whether the service runs as a local development instance.
 func (c Config) Local() bool { return c.Env == "local" }
 
@@ -63,30 +95,32 @@ func (c Config) Local() bool { return c.Env == "local" }
 func Load(getenv func(string) string) (Config, error) {
 	p := parser{getenv: getenv}
 	c := Config{
-		Env:              getenv("DB_ENV"),
-		Port:             p.int("PORT", 3000),
-		LogLevel:         p.str("LOG_LEVEL", "info"),
-		DatabaseURL:      getenv("DATABASE_URL"),
-		AWSRegion:        p.str("AWS_REGION", "us-east-1"),
-		DynamoEndpoint:   getenv("DYNAMODB_ENDPOINT"),
-		StateTable:       p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
-		RateLimitTable:   p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
-		S3Endpoint:       getenv("S3_ENDPOINT"),
-		Bucket:           p.str("S3_BUCKET", "media-catalog-images"),
-		FileService:      p.bool("FILE_SERVICE", false),
-		CloudFrontDistID: getenv("CLOUDFRONT_DISTRIBUTION_ID"),
-		JWTSecret:        getenv("JWT_SECRET"),
-		AccessTokenTTL:   p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
-		RefreshTokenTTL:  p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
-		LockTTL:          p.duration("EDIT_LOCK_TTL", 15*time.Minute),
-		OAuthRateLimit:   p.int("OAUTH_RATE_LIMIT", 20),
-		OAuthRateWindow:  p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
-		ImageMaxBytes:    p.int("IMAGE_MAX_BYTES", 10<<20),
-		ImageMaxPixels:   p.int("IMAGE_MAX_PIXELS", 50_000_000),
-		CDNCacheBytes:    int64(p.int("CDN_CACHE_BYTES", 64<<20)),
-		AvatarNotifier:   p.str("AVATAR_NOTIFIER", "http"),
-		CDNFunctionName:  getenv("CDN_FUNCTION_NAME"),
-		CDNURL:           getenv("CDN_URL"),
+		Env:                getenv("DB_ENV"),
+		Port:               p.int("PORT", 3000),
+		LogLevel:           p.str("LOG_LEVEL", "info"),
+		DatabaseURL:        getenv("DATABASE_URL"),
+		AWSRegion:          p.str("AWS_REGION", "us-east-1"),
+		DynamoEndpoint:     FirstEnv(getenv, DynamoEndpointEnv),
+		S3Endpoint:         FirstEnv(getenv, S3EndpointEnv),
+		CloudFrontEndpoint: FirstEnv(getenv, CloudFrontEndpointEnv),
+		LambdaEndpoint:     FirstEnv(getenv, LambdaEndpointEnv),
+		StateTable:         p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
+		RateLimitTable:     p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
+		Bucket:             p.str("S3_BUCKET", "media-catalog-images"),
+		FileService:        p.bool("FILE_SERVICE", false),
+		CloudFrontDistID:   getenv("CLOUDFRONT_DISTRIBUTION_ID"),
+		JWTSecret:          getenv("JWT_SECRET"),
+		AccessTokenTTL:     p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
+		RefreshTokenTTL:    p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
+		LockTTL:            p.duration("EDIT_LOCK_TTL", 15*time.Minute),
+		OAuthRateLimit:     p.int("OAUTH_RATE_LIMIT", 20),
+		OAuthRateWindow:    p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
+		ImageMaxBytes:      p.int("IMAGE_MAX_BYTES", 10<<20),
+		ImageMaxPixels:     p.int("IMAGE_MAX_PIXELS", 50_000_000),
+		CDNCacheBytes:      int64(p.int("CDN_CACHE_BYTES", 64<<20)),
+		AvatarNotifier:     p.str("AVATAR_NOTIFIER", "http"),
+		CDNFunctionName:    getenv("CDN_FUNCTION_NAME"),
+		CDNURL:             getenv("CDN_URL"),
 	}
 	if c.Local() {
 		c.APIURL = fmt.Sprintf("http://localhost:%d", c.Port)

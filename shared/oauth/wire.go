@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -18,7 +19,11 @@ var Group = app.Group{Name: "oauth",
 		if err != nil {
 			return nil, err
 		}
-		dc := dynamo.NewClient(a.Config)
+		awsCfg, err := awsconfig.Load(ctx, a.Config)
+		if err != nil {
+			return nil, err
+		}
+		dc := dynamo.NewClient(awsCfg, a.Config)
 		limiter, err := dynamo.NewRateLimiter(dc, a.Config.RateLimitTable, a.Config.OAuthRateLimit, a.Config.OAuthRateWindow)
 		if err != nil {
 			return nil, err
