@@ -110,10 +110,7 @@ func createBucket(backend gofakes3.Backend, bucket string) error {
 // AWS credentials in the environment it signs with placeholder ones, which local
 // servers accept.
 func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
-	client, err := s3Client(ctx, endpoint, region)
-	if err != nil {
-		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
-	}
+	client := s3Client(endpoint, region)
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err == nil {
 		return nil
 	}
@@ -123,7 +120,7 @@ func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
 			LocationConstraint: types.BucketLocationConstraint(region),
 		}
 	}
-	_, err = client.CreateBucket(ctx, in)
+	_, err := client.CreateBucket(ctx, in)
 	var owned *types.BucketAlreadyOwnedByYou
 	if err != nil && !errors.As(err, &owned) {
 		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
@@ -133,10 +130,7 @@ func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
 
 // DeleteBucket removes an empty bucket (the tests' own, when they end).
 func DeleteBucket(ctx context.Context, endpoint, region, bucket string) error {
-	client, err := s3Client(ctx, endpoint, region)
-	if err == nil {
-		_, err = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
-	}
+	_, err := s3Client(endpoint, region).DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
 	if err != nil {
 		return fmt.Errorf("delete bucket %s: %w", bucket, err)
 	}
@@ -145,11 +139,7 @@ func DeleteBucket(ctx context.Context, endpoint, region, bucket string) error {
 
 // s3Client is the service's own S3 client of an S3-compatible server, addressed
 // path-style.
-func s3Client(ctx context.Context, endpoint, region string) (*s3.Client, error) {
+func s3Client(endpoint, region string) *s3.Client {
 	cfg := config.Config{AWSRegion: region, S3Endpoint: endpoint}
-	awsCfg, err := awsconfig.Load(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return s3store.NewClient(awsCfg, cfg), nil
+	return s3store.NewClient(awsconfig.Load(cfg), cfg)
 }

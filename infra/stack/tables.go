@@ -22,10 +22,7 @@ import (
 // the local stack and the tests: in AWS the SAM template declares the tables. It uses
 // the same SDK client as the functions (dynamo.NewClient).
 func EnsureTables(ctx context.Context, endpoint, region string, tables ...string) error {
-	client, err := dynamoClient(ctx, endpoint, region)
-	if err != nil {
-		return err
-	}
+	client := dynamoClient(endpoint, region)
 	for _, name := range tables {
 		if err := ensureTable(ctx, client, name); err != nil {
 			return fmt.Errorf("ensure table %s: %w", name, err)
@@ -36,10 +33,7 @@ func EnsureTables(ctx context.Context, endpoint, region string, tables ...string
 
 // DeleteTables removes the given tables (the tests' own, when they end).
 func DeleteTables(ctx context.Context, endpoint, region string, tables ...string) error {
-	client, err := dynamoClient(ctx, endpoint, region)
-	if err != nil {
-		return err
-	}
+	client := dynamoClient(endpoint, region)
 	var errs []error
 	for _, name := range tables {
 		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}); err != nil {
@@ -51,10 +45,7 @@ func DeleteTables(ctx context.Context, endpoint, region string, tables ...string
 
 // DescribeTable returns a table's description (tests check the tables' shape).
 func DescribeTable(ctx context.Context, endpoint, region, table string) (*types.TableDescription, error) {
-	client, err := dynamoClient(ctx, endpoint, region)
-	if err != nil {
-		return nil, err
-	}
+	client := dynamoClient(endpoint, region)
 	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		return nil, err
@@ -63,13 +54,9 @@ func DescribeTable(ctx context.Context, endpoint, region, table string) (*types.
 }
 
 // dynamoClient is the service's own DynamoDB client of endpoint ("" for AWS).
-func dynamoClient(ctx context.Context, endpoint, region string) (*dynamodb.Client, error) {
+func dynamoClient(endpoint, region string) *dynamodb.Client {
 	cfg := config.Config{AWSRegion: region, DynamoEndpoint: endpoint}
-	awsCfg, err := awsconfig.Load(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return dynamo.NewClient(awsCfg, cfg), nil
+	return dynamo.NewClient(awsconfig.Load(cfg), cfg)
 }
 
 func ensureTable(ctx context.Context, client *dynamodb.Client, name string) error {

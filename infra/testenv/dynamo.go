@@ -38,9 +38,6 @@ func DynamoTables(t testing.TB) (client *dynamodb.Client, stateTable, rateTable 
 // DynamoClient is the service's DynamoDB client for cfg, as the functions build it.
 func DynamoClient(t testing.TB, cfg config.Config) *dynamodb.Client {
 	t.Helper()
-	awsCfg, err := awsconfig.Load(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	awsCfg := awsconfig.Load(cfg)
 	return dynamo.NewClient(awsCfg, cfg)
 }

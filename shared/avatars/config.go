@@ -15,10 +15,7 @@ import (
 // store, and, when notify is set (admin-users), the cdn notifier. Creating the clients
 // reads configuration only; nothing connects before a request needs it.
 func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool) (*Service, error) {
-	awsCfg, err := awsconfig.Load(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+	awsCfg := awsconfig.Load(cfg)
 	files, err := s3store.New(awsCfg, cfg)
 	if err != nil {
 		return nil, err

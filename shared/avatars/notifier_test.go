@@ -150,10 +150,7 @@ func TestLambdaNotifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	awsCfg, err := awsconfig.Load(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	awsCfg := awsconfig.Load(cfg)
 	n, err := avatars.NewLambdaNotifier(awsCfg, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +195,6 @@ func TestLambdaNotifier(t *testing.T) {
 }
 
 func TestNewNotifier(t *testing.T) {
-	ctx := context.Background()
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -215,10 +211,7 @@ func TestNewNotifier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			awsCfg, err := awsconfig.Load(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			awsCfg := awsconfig.Load(cfg)
 			n, err := avatars.NewNotifier(awsCfg, cfg, nil)
 			got := ""
 			if err == nil {

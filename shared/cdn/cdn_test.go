@@ -383,10 +383,7 @@ func TestChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	awsCfg, err := awsconfig.Load(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	awsCfg := awsconfig.Load(cfg)
 	inv, err := cdn.NewCloudFront(awsCfg, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,7 @@ var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES",
 		if err != nil {
 			return nil, err
 		}
-		awsCfg, err := awsconfig.Load(ctx, a.Config)
-		if err != nil {
-			return nil, err
-		}
+		awsCfg := awsconfig.Load(a.Config)
 		files, err := s3store.New(awsCfg, a.Config)
 		if err != nil {
 			return nil, err

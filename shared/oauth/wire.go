@@ -19,10 +19,7 @@ var Group = app.Group{Name: "oauth",
 		if err != nil {
 			return nil, err
 		}
-		awsCfg, err := awsconfig.Load(ctx, a.Config)
-		if err != nil {
-			return nil, err
-		}
+		awsCfg := awsconfig.Load(a.Config)
 		dc := dynamo.NewClient(awsCfg, a.Config)
 		limiter, err := dynamo.NewRateLimiter(dc, a.Config.RateLimitTable, a.Config.OAuthRateLimit, a.Config.OAuthRateWindow)
 		if err != nil {

@@ -55,10 +55,7 @@ func TestErrorAnswers(t *testing.T) {
 	defer srv.Close()
 	cfg := config.Config{AWSRegion: "us-east-1", Bucket: "b", S3Endpoint: srv.URL}
 	ctx := context.Background()
-	awsCfg, err := awsconfig.Load(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	awsCfg := awsconfig.Load(cfg)
 	store, err := s3store.New(awsCfg, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -86,10 +83,7 @@ func TestErrorAnswers(t *testing.T) {
 }
 
 func TestNewWithoutBucket(t *testing.T) {
-	awsCfg, err := awsconfig.Load(context.Background(), config.Config{AWSRegion: "us-east-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	awsCfg := awsconfig.Load(config.Config{AWSRegion: "us-east-1"})
 	if _, err := s3store.New(awsCfg, config.Config{AWSRegion: "us-east-1"}); err == nil {
 		t.Error("a store without a bucket was made")
 	}
