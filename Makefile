@@ -33,8 +33,10 @@ run: ## start the whole service locally on http://localhost:$(PORT) (Ctrl-C stop
 test: tools ## run every test against real PostgreSQL, dynalite, gofakes3 and chromium
 	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# The cold-start benchmark runs a fixed 300 pairs (yardstick, function) per function:
-# its figures are medians, and a time-based b.N gives too few on a busy machine.
+# The cold-start benchmark runs a fixed 300 pairs (hello world, function) per function
+# and prints, per function, the median of (time to first response - hello world's)
+# against the 10 ms target and the stripped linux/arm64 size against 15 MB: medians of
+# pairs need a fixed count, a time-based b.N gives too few on a busy machine.
 bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \

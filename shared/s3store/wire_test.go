@@ -74,7 +74,7 @@ func TestErrorAnswers(t *testing.T) {
 		t.Errorf("Delete: %v, want the key S3 failed to delete", err)
 	}
 	// Path-style, the key escaped; a refusal is not retried.
-	want := map[string]int{"PUT /b/users/1/a%20b.png": 1, "GET /b/missing.png": 1, "GET /b/denied.png": 1, "POST /b/": 1}
+	want := map[string]int{"PUT /b/users/1/a%20b.png": 1, "GET /b/missing.png": 1, "GET /b/denied.png": 1, "POST /b": 1}
 	for op, n := range want {
 		if stand.calls[op] != n {
 			t.Errorf("%s: %d requests, want %d (all: %v)", op, stand.calls[op], n, stand.calls)
