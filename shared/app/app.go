@@ -120,13 +120,6 @@ func (a *App) DBAndSessions(ctx context.Context) (*postgres.DB, *auth.Sessions, 
 	return db, s, err
 }
 
-// SetDB makes the App use an existing pool (tests and benchmarks).
-func (a *App) SetDB(db *postgres.DB) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.db = db
-}
-
 // Close releases what the App created.
 func (a *App) Close() {
 	a.mu.Lock()

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 )
 
 // Route is one API route: Pattern is the API's route as API Gateway, the OpenAPI
@@ -22,10 +21,6 @@ func (rt Route) MuxPattern() string {
 	}
 	return rt.Pattern
 }
-
-// Method and Path split the API pattern.
-func (rt Route) Method() string { m, _, _ := strings.Cut(rt.Pattern, " "); return m }
-func (rt Route) Path() string   { _, p, _ := strings.Cut(rt.Pattern, " "); return p }
 
 // Register adds routes to mux. ServeMux panics on conflicting patterns, so a test that
 // registers every group catches routing mistakes.

@@ -141,9 +141,6 @@ type callbackError struct {
 	err    error
 }
 
-func (e *callbackError) Error() string { return e.reason + ": " + e.err.Error() }
-func (e *callbackError) Unwrap() error { return e.err }
-
 func fail(reason string, err error) *callbackError { return &callbackError{reason: reason, err: err} }
 
 // consume checks the callback's state: present, carried by the same browser (the state
