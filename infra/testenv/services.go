@@ -2,7 +2,8 @@
 //
 // The backing services come from the environment when it names them (make test starts
 // one stack for the whole run and exports DATABASE_URL, AWS_ENDPOINT_URL_DYNAMODB and
-// AWS_ENDPOINT_URL_S3; the older DYNAMODB_ENDPOINT and S3_ENDPOINT are read as aliases). Otherwise each is started on first use, once per test process, on
+// AWS_ENDPOINT_URL_S3; the older DYNAMODB_ENDPOINT and S3_ENDPOINT are read as
+// aliases). Otherwise each is started on first use, once per test process, on
 // throwaway data, and stopped by Main when the tests end:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
