@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test bench build migrate seed token grant-role deploy lint tools clean \
+.PHONY: help run test fuzz bench build migrate seed token grant-role deploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -32,6 +32,23 @@ run: ## start the whole service locally on http://localhost:$(PORT) (Ctrl-C stop
 
 test: tools ## run every test against real PostgreSQL, dynalite, gofakes3 and chromium
 	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# Each fuzz target, package by package, for FUZZTIME (make test runs their seed corpora).
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	shared/httpapi:FuzzParams \
+	shared/adminpermissions:FuzzDecodePermission \
+	shared/adminroles:FuzzDecodeAddRole shared/adminroles:FuzzDecodeEditRole \
+	shared/adminusers:FuzzDecodeEditUser \
+	shared/admincontributors:FuzzDecodeAddContributor shared/admincontributors:FuzzDecodeEditContributor \
+	shared/avatars:FuzzDecodeUpload \
+	shared/images:FuzzDecodeInput shared/images:FuzzImageHeaders
+
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz ./$${t%%:*} $${t##*:} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} || exit 1; \
+	done
 
 # The cold-start benchmark runs a fixed 300 pairs (hello world, function) per function
 # and prints, per function, the median of (time to first response - hello world's)

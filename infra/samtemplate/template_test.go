@@ -14,11 +14,14 @@ import (
 	"github.com/mediacatalog/service/infra/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/openapi"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
-// codeRoutes builds every group as its function would and returns its API routes.
+// codeRoutes builds every group as its function would and returns its API routes. It
+// registers them all on one mux, as the local server does: ServeMux panics on a
+// duplicate or conflicting pattern.
 func codeRoutes(t *testing.T) map[string][]string {
 	t.Helper()
 	env := map[string]string{
@@ -33,16 +36,19 @@ func codeRoutes(t *testing.T) map[string][]string {
 	a := app.New(cfg, nil)
 	defer a.Close()
 	out := map[string][]string{}
+	var all [][]httpapi.Route
 	for _, g := range routegroups.All() {
 		rs, err := a.Routes(context.Background(), g)
 		if err != nil {
 			t.Fatalf("build %s: %v", g.Name, err)
 		}
+		all = append(all, rs)
 		for _, r := range rs {
 			out[g.Name] = append(out[g.Name], r.Pattern)
 		}
 		sort.Strings(out[g.Name])
 	}
+	httpapi.NewMux(all...)
 	return out
 }
 
@@ -110,6 +116,38 @@ func TestRoutesAgree(t *testing.T) {
 	}
 	if len(all) != 39 {
 		t.Errorf("%d routes, the spec and DESIGN.md have 39", len(all))
+	}
+}
+
+// TestCORSAgrees holds template.yaml's CorsConfiguration (API Gateway's preflights in
+// AWS) to the methods and headers the Go middleware allows (the local server's):
+// methods exactly, headers case-insensitively as HTTP compares them.
+func TestCORSAgrees(t *testing.T) {
+	cors := samtemplate.Get(loadTemplate(t).Resources["HttpApi"], "Properties", "CorsConfiguration")
+	if cors == nil {
+		t.Fatal("template.yaml's HttpApi has no CorsConfiguration")
+	}
+	list := func(key string) []string {
+		var out []string
+		if n := samtemplate.Get(cors, key); n != nil {
+			for _, c := range n.Content {
+				out = append(out, samtemplate.Scalar(c))
+			}
+		}
+		return out
+	}
+	if got := list("AllowMethods"); !slices.Equal(got, httpapi.CORSMethods) {
+		t.Errorf("AllowMethods %v, the middleware allows %v", got, httpapi.CORSMethods)
+	}
+	lower := func(s []string) []string {
+		out := make([]string, len(s))
+		for i, v := range s {
+			out[i] = strings.ToLower(v)
+		}
+		return out
+	}
+	if got := list("AllowHeaders"); !slices.Equal(lower(got), lower(httpapi.CORSHeaders)) {
+		t.Errorf("AllowHeaders %v, the middleware allows %v", got, httpapi.CORSHeaders)
 	}
 }
 

@@ -53,6 +53,7 @@ func handleAddContributor(store Store) http.Handler {
 			Client:    client,
 			FirstName: req.FirstName,
 			LastName:  req.LastName,
+			Slug:      contributorSlug(req.FirstName, req.LastName),
 		})
 		if err != nil {
 			httpapi.Error(w, r, failed(err, msgAddFailed))

@@ -3,6 +3,7 @@ package admincontributors_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/admincontributors"
+	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -116,8 +118,20 @@ type recordingAvatars struct {
 	removed []string
 }
 
-func (a *recordingAvatars) UpdateAvatar() http.Handler { return http.NotFoundHandler() }
-func (a *recordingAvatars) DeleteAvatar() http.Handler { return http.NotFoundHandler() }
+// The avatar routes are the media code's, under test in avatar_test.go: here the
+// instance is not a file service, so a request that reaches them answers 503.
+func (a *recordingAvatars) Available() error {
+	return apperr.New(apperr.Unavailable, apperr.MsgNoFileService)
+}
+func (a *recordingAvatars) MaxBodyBytes() int64 { return 0 }
+func (a *recordingAvatars) UpdateContributorAvatar(context.Context, int64, string) error {
+	return errNotUnderTest
+}
+func (a *recordingAvatars) DeleteContributorAvatar(context.Context, int64) error {
+	return errNotUnderTest
+}
+
+var errNotUnderTest = errors.New("the avatar routes are not under test here")
 
 func (a *recordingAvatars) RemoveContributorAvatar(_ context.Context, key string) error {
 	a.mu.Lock()

@@ -25,7 +25,7 @@ import (
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
-var _ admincontributors.AvatarService = (*avatars.Service)(nil)
+var _ admincontributors.Avatars = (*avatars.Service)(nil)
 
 // Upload limits of the avatar tests: small, so that the refused inputs stay cheap.
 const (
@@ -69,7 +69,7 @@ func newAvatarServer(t *testing.T, o avatarOptions) *avatarServer {
 	})
 	sessions := testenv.NewSessions(t, s.db, s.cfg)
 	routes := admincontributors.Routes(admincontributors.Deps{
-		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Avatars: admincontributors.NewAvatars(s.svc),
+		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Avatars: s.svc,
 	})
 	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)

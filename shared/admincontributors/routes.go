@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -28,21 +29,22 @@ type Guard interface {
 	Require(perm string, h http.Handler) http.Handler
 }
 
-// Avatars is the avatar side of contributors, which the media code provides. When
+// Avatars stores and removes contributor avatars; *avatars.Service satisfies it. When
 // Deps.Avatars is nil (an instance that is not a file service) the update-avatar and
 // delete-avatar routes are not registered and a deleted contributor's stored avatar
 // objects stay.
 type Avatars interface {
-	// UpdateAvatar serves POST /admin-contributors/update-avatar/{id}, behind
-	// edit-contributors.
-	UpdateAvatar() http.Handler
-	// DeleteAvatar serves DELETE /admin-contributors/delete-avatar/{id}, behind
-	// edit-contributors.
-	DeleteAvatar() http.Handler
+	avatars.Uploader
+	// UpdateContributorAvatar makes encoded (Base64 or a data URL) the contributor's
+	// avatar.
+	UpdateContributorAvatar(ctx context.Context, id int64, encoded string) error
+	// DeleteContributorAvatar fails with a cause that is not an apperr (a 500) when
+	// the contributor has no avatar.
+	DeleteContributorAvatar(ctx context.Context, id int64) error
 	// RemoveContributorAvatar removes every stored object (each resolution) of the
-	// avatar whose key (contributors.image) is key. It runs after a contributor's
+	// avatar whose key (contributors.image) is ref. It runs after a contributor's
 	// deletion has committed; its failure is logged and the deletion stands.
-	RemoveContributorAvatar(ctx context.Context, key string) error
+	RemoveContributorAvatar(ctx context.Context, ref string) error
 }
 
 // Deps are what the group needs.
@@ -67,8 +69,8 @@ func Routes(d Deps) []httpapi.Route {
 	}
 	if d.Avatars != nil {
 		routes = append(routes,
-			httpapi.Route{Pattern: "POST /admin-contributors/update-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, d.Avatars.UpdateAvatar())},
-			httpapi.Route{Pattern: "DELETE /admin-contributors/delete-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, d.Avatars.DeleteAvatar())},
+			httpapi.Route{Pattern: "POST /admin-contributors/update-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, handleUpdateAvatar(d.Avatars))},
+			httpapi.Route{Pattern: "DELETE /admin-contributors/delete-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, handleDeleteAvatar(d.Avatars))},
 		)
 	}
 	return routes

@@ -21,5 +21,5 @@ var Group = app.Group{Name: "admin-contributors",
 		if err != nil {
 			return nil, err
 		}
-		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: NewAvatars(av)}), nil
+		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: av}), nil
 	}}

@@ -150,7 +150,7 @@ func handleDeleteUser(store Store, images Images) http.Handler {
 			return
 		}
 		if images != nil && key != "" {
-			if err := images.RemoveProfileImage(r.Context(), key); err != nil {
+			if err := images.RemoveUserImage(r.Context(), key); err != nil {
 				httpapi.Logger(r.Context()).Error("remove the profile image of a deleted user",
 					"user_id", id, "error", err.Error())
 			}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ import (
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
-var _ adminusers.ImageService = (*avatars.Service)(nil)
+var _ adminusers.Images = (*avatars.Service)(nil)
 
 // Upload limits of the image tests: small, so that the refused inputs stay cheap.
 const (
@@ -56,6 +57,7 @@ type imgOptions struct {
 	notFileService bool
 	files          *s3store.Store // default: a fresh bucket
 	db             *testenv.DB    // default: a fresh database with the demo data
+	limits         *images.Limits // default: imgMaxBytes, imgMaxPixels
 }
 
 func newImgServer(t *testing.T, o imgOptions) *imgServer {
@@ -76,14 +78,18 @@ func newImgServer(t *testing.T, o imgOptions) *imgServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	limits := images.Limits{MaxBytes: imgMaxBytes, MaxPixels: imgMaxPixels}
+	if o.limits != nil {
+		limits = *o.limits
+	}
 	s.svc = avatars.New(avatars.Deps{
 		Files: s.files, Store: s.db.DB, Notifier: notifier,
-		Limits:      images.Limits{MaxBytes: imgMaxBytes, MaxPixels: imgMaxPixels},
+		Limits:      limits,
 		FileService: !o.notFileService,
 	})
 	sessions := testenv.NewSessions(t, s.db, s.cfg)
 	routes := adminusers.Routes(adminusers.Deps{
-		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Images: adminusers.NewImages(s.svc),
+		Store: s.db.DB, Auth: sessions, LockTTL: s.cfg.LockTTL, Images: s.svc,
 	})
 	s.h = httpapi.Wrap(httpapi.NewMux(routes), quiet)
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
@@ -282,6 +288,27 @@ func TestImageErrors(t *testing.T) {
 				t.Errorf("the user points at %q", ref)
 			}
 		})
+	}
+}
+
+// A 7000x7000 16-bit PNG (400 KB, 392 MB decoded) is refused under the default
+// limits with 400 and its own message, from its header: the handler allocates about
+// the upload, not the pixels.
+func TestImageDecodedSizeRefused(t *testing.T) {
+	s := newImgServer(t, imgOptions{limits: &images.Limits{}})
+	body := map[string]any{"image": avatartest.DataURL("image/png", avatartest.Deep(t, 7000, 7000))}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, resp := s.call(t, http.MethodPost, "/admin-users/update-image/3", body, s.editor)
+	runtime.ReadMemStats(&after)
+	if code != 400 || resp.Data != images.MsgImageTooDeep {
+		t.Errorf("%d %q, want 400 %q", code, resp.Data, images.MsgImageTooDeep)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("refusing allocated %d MB: the pixels were decoded", got>>20)
+	}
+	if objects := s.objects(t); len(objects) != 0 {
+		t.Errorf("stored %v", objects)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -28,18 +29,20 @@ type Guard interface {
 	Require(perm string, h http.Handler) http.Handler
 }
 
-// Images is the profile-image side of users, which the media code provides. When
+// Images stores and removes profile images; *avatars.Service satisfies it. When
 // Deps.Images is nil the update-image and delete-image routes are not registered and a
 // deleted user's stored image objects stay.
 type Images interface {
-	// UpdateImage serves POST /admin-users/update-image/{id}, behind edit-users.
-	UpdateImage() http.Handler
-	// DeleteImage serves DELETE /admin-users/delete-image/{id}, behind edit-users.
-	DeleteImage() http.Handler
-	// RemoveProfileImage removes every stored object of the profile image whose key
-	// (users.profile_image) is key. It runs after a user's deletion has committed; its
+	avatars.Uploader
+	// UpdateUserImage makes encoded (Base64 or a data URL) the user's profile image.
+	UpdateUserImage(ctx context.Context, id int64, encoded string) error
+	// DeleteUserImage fails with a cause that is not an apperr (a 500) when the user
+	// has no image.
+	DeleteUserImage(ctx context.Context, id int64) error
+	// RemoveUserImage removes every stored object of the profile image whose key
+	// (users.profile_image) is ref. It runs after a user's deletion has committed; its
 	// failure is logged and the deletion stands.
-	RemoveProfileImage(ctx context.Context, key string) error
+	RemoveUserImage(ctx context.Context, ref string) error
 }
 
 // Deps are what the group needs.
@@ -64,8 +67,8 @@ func Routes(d Deps) []httpapi.Route {
 	}
 	if d.Images != nil {
 		routes = append(routes,
-			httpapi.Route{Pattern: "POST /admin-users/update-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, d.Images.UpdateImage())},
-			httpapi.Route{Pattern: "DELETE /admin-users/delete-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, d.Images.DeleteImage())},
+			httpapi.Route{Pattern: "POST /admin-users/update-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleUpdateImage(d.Images))},
+			httpapi.Route{Pattern: "DELETE /admin-users/delete-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleDeleteImage(d.Images))},
 		)
 	}
 	return routes

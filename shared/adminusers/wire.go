@@ -21,5 +21,5 @@ var Group = app.Group{Name: "admin-users",
 		if err != nil {
 			return nil, err
 		}
-		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Images: NewImages(av)}), nil
+		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Images: av}), nil
 	}}

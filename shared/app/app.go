@@ -70,7 +70,7 @@ func (a *App) Handler(ctx context.Context, gs ...Group) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins}), nil
+	return httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: a.Config.RequestTimeout}), nil
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the
@@ -118,6 +118,13 @@ func (a *App) DBAndSessions(ctx context.Context) (*postgres.DB, *auth.Sessions, 
 	}
 	s, err := a.Sessions(ctx)
 	return db, s, err
+}
+
+// SetDB makes the App use an existing pool (tests and benchmarks).
+func (a *App) SetDB(db *postgres.DB) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.db = db
 }
 
 // Close releases what the App created.

@@ -35,6 +35,12 @@ const (
 	MsgTooManyRequest = "Too many requests, please try again later."
 )
 
+// MsgInvalidText is the 400 of text that is not valid UTF-8 or holds a NUL character
+// (the spec has no message for it).
+const (
+	MsgInvalidText = "Invalid text: parameters must be valid UTF-8 without NUL characters"
+)
+
 // Error is an error with a code and a message that is safe to show to clients.
 // Err, when set, is the underlying cause; it is logged, never shown.
 type Error struct {

@@ -33,8 +33,9 @@ import (
 // it with a 500).
 var ErrNoImage = errors.New("no stored image")
 
-// cleanupTimeout bounds the removal of objects once a request's outcome is decided; it
-// runs even when the request's context is cancelled.
+// cleanupTimeout bounds the removal of objects once an outcome is decided outside a
+// request (in a request, its grace deadline does); it runs even when the request's
+// context is cancelled.
 const cleanupTimeout = 30 * time.Second
 
 // Files is the bucket; *s3store.Store satisfies it.
@@ -58,7 +59,8 @@ type Deps struct {
 	Store Store
 	// Notifier tells the cdn function about changed profile images; nil tells nobody.
 	Notifier Notifier
-	// Limits bound the uploads (config.ImageMaxBytes, config.ImageMaxPixels).
+	// Limits bound the uploads (config.ImageMaxBytes, ImageMaxPixels,
+	// ImageMaxDecodedBytes).
 	Limits images.Limits
 	// FileService is config.FileService: unless set, the upload and delete routes
 	// answer 503 (Available). Removing the images of deleted records works regardless.
@@ -235,15 +237,18 @@ func (s *Service) notify(ctx context.Context, userID int64) {
 	if s.d.Notifier == nil {
 		return
 	}
-	if err := s.d.Notifier.AvatarChanged(context.WithoutCancel(ctx), userID); err != nil {
+	ctx, cancel := httpapi.Detached(ctx, cleanupTimeout)
+	defer cancel()
+	if err := s.d.Notifier.AvatarChanged(ctx, userID); err != nil {
 		httpapi.Logger(ctx).Error("tell the cdn about a changed profile image", "user_id", userID, "error", err.Error())
 	}
 }
 
-// deleteSet removes the objects of set, also when ctx is already cancelled: by then
-// the outcome is decided and the objects must go.
+// deleteSet removes the objects of set, also when ctx is already cancelled or past its
+// deadline: by then the outcome is decided and the objects must go. The request's
+// grace (httpapi.Detached) bounds it, so the client is still answered in time.
 func (s *Service) deleteSet(ctx context.Context, set s3store.ImageSet) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := httpapi.Detached(ctx, cleanupTimeout)
 	defer cancel()
 	if err := s.d.Files.Delete(ctx, set.Keys()...); err != nil {
 		return fmt.Errorf("remove %s: %w", set.Ref(), err)

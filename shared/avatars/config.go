@@ -21,9 +21,10 @@ func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool
 		return nil, err
 	}
 	d := Deps{
-		Files:       files,
-		Store:       store,
-		Limits:      images.Limits{MaxBytes: cfg.ImageMaxBytes, MaxPixels: cfg.ImageMaxPixels},
+		Files: files,
+		Store: store,
+		Limits: images.Limits{MaxBytes: cfg.ImageMaxBytes, MaxPixels: cfg.ImageMaxPixels,
+			MaxDecodedBytes: cfg.ImageMaxDecodedBytes},
 		FileService: cfg.FileService,
 	}
 	if notify {

@@ -39,10 +39,13 @@ type Connection struct {
 type ProviderAccount struct {
 	Provider       string
 	ProviderUserID string
-	// Username is the provider's display name; new users' usernames derive from it.
-	Username  string
-	Email     *string
-	AvatarURL *string
+	// Username is the provider's display name.
+	Username string
+	// UsernameBase is the slug a new user's username and slug start from, made from
+	// Username by the oauth group; "" is "<provider>-user".
+	UsernameBase string
+	Email        *string
+	AvatarURL    *string
 }
 
 // OAuthLogin is the user an OAuth login signs in: the user the provider account is

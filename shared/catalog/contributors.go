@@ -110,6 +110,9 @@ type NewContributor struct {
 	Client    int64
 	FirstName string
 	LastName  *string
+	// Slug is the base of the new contributor's slug, made from the name by the
+	// admincontributors group; "" is "contributor".
+	Slug string
 }
 
 // NewContributorAlias is an alias to add.

@@ -229,6 +229,23 @@ func TestConditional(t *testing.T) {
 	}
 }
 
+// Range requests get the whole image, 200, as the spec answers (no 206, no 416).
+func TestRangeIgnored(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	path := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser)
+	whole := get(t, h, path).Body.Len()
+	for _, rng := range []string{"bytes=0-9", "bytes=999999999-", "nonsense"} {
+		t.Run(rng, func(t *testing.T) {
+			rec := get(t, h, path, "Range", rng)
+			if rec.Code != http.StatusOK || rec.Body.Len() != whole || rec.Header().Get("Content-Range") != "" {
+				t.Errorf("status %d, %d bytes of %d, Content-Range %q; want 200 and the whole image",
+					rec.Code, rec.Body.Len(), whole, rec.Header().Get("Content-Range"))
+			}
+		})
+	}
+}
+
 func TestCache(t *testing.T) {
 	w := newWorld(t)
 	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})

@@ -1,6 +1,7 @@
 package cdn
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -133,36 +135,24 @@ func load(ctx context.Context, users Users, files Files, defs defaults, id int64
 	return defs[res], false, nil
 }
 
-// serve writes pic, or 304 Not Modified when the request's If-None-Match names it.
+// serve writes pic through http.ServeContent, whose conditional-request logic
+// answers an If-None-Match that names the ETag (weak comparison, "*" included) with
+// 304, keeping ETag and Cache-Control. Range requests are not served: the spec answers
+// 200 with the whole image, and a small image gains nothing from parts (nor should an
+// unsatisfiable range be a plain-text 416 beside the Response Model), so the Range
+// header is dropped and the whole image is the answer.
 func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 	h := w.Header()
 	h.Set("ETag", pic.etag)
 	h.Set("Cache-Control", cacheControl)
-	if etagMatches(r.Header.Get("If-None-Match"), pic.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	h.Set("Content-Type", pic.contentType)
-	h.Set("Content-Length", strconv.Itoa(len(pic.data)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(pic.data)
+	if r.Header.Get("Range") != "" {
+		whole := *r
+		whole.Header = r.Header.Clone()
+		whole.Header.Del("Range")
+		r = &whole
 	}
-}
-
-// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2): "*" or any
-// listed tag equal to etag once a W/ prefix is ignored.
-func etagMatches(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(pic.data))
 }
 
 // handleChange serves POST /user/avatar/change/{id}, called by the services that

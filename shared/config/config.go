@@ -18,6 +18,16 @@ const (
 	DevJWTSecret = "local-development-secret-do-not-use-in-production"
 )
 
+// DefaultRequestTimeout is REQUEST_TIMEOUT's default: five seconds below the local
+// server's write timeout (60 s, lambdahttp.WriteTimeout), so that a request that runs
+// out of time is still answered. Under Lambda the function's timeout is the tighter
+// bound.
+const DefaultRequestTimeout = 55 * time.Second
+
+// MaxRequestTimeout is the largest REQUEST_TIMEOUT: the same five seconds below the
+// local server's write timeout.
+const MaxRequestTimeout = DefaultRequestTimeout
+
 // Config is the whole configuration. Each part is read by the functions that need it.
 type Config struct {
 	Env         string // DB_ENV
@@ -29,6 +39,10 @@ type Config struct {
 
 	DatabaseURL string
 	DBMaxConns  int
+
+	// RequestTimeout bounds each request's work (REQUEST_TIMEOUT); under Lambda the
+	// invocation's deadline minus a second bounds it as well.
+	RequestTimeout time.Duration
 
 	AWSRegion string
 	// Endpoint overrides of the AWS clients ("" for AWS itself): stand-ins locally
@@ -51,9 +65,10 @@ type Config struct {
 	OAuthRateLimit  int
 	OAuthRateWindow time.Duration
 
-	ImageMaxBytes  int
-	ImageMaxPixels int
-	CDNCacheBytes  int64
+	ImageMaxBytes        int
+	ImageMaxPixels       int
+	ImageMaxDecodedBytes int
+	CDNCacheBytes        int64
 
 	AvatarNotifier  string // "http" or "lambda"
 	CDNFunctionName string
@@ -95,32 +110,34 @@ func (c Config) Local() bool { return c.Env == "local" }
 func Load(getenv func(string) string) (Config, error) {
 	p := parser{getenv: getenv}
 	c := Config{
-		Env:                getenv("DB_ENV"),
-		Port:               p.int("PORT", 3000),
-		LogLevel:           p.str("LOG_LEVEL", "info"),
-		DatabaseURL:        getenv("DATABASE_URL"),
-		AWSRegion:          p.str("AWS_REGION", "us-east-1"),
-		DynamoEndpoint:     FirstEnv(getenv, DynamoEndpointEnv),
-		S3Endpoint:         FirstEnv(getenv, S3EndpointEnv),
-		CloudFrontEndpoint: FirstEnv(getenv, CloudFrontEndpointEnv),
-		LambdaEndpoint:     FirstEnv(getenv, LambdaEndpointEnv),
-		StateTable:         p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
-		RateLimitTable:     p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
-		Bucket:             p.str("S3_BUCKET", "media-catalog-images"),
-		FileService:        p.bool("FILE_SERVICE", false),
-		CloudFrontDistID:   getenv("CLOUDFRONT_DISTRIBUTION_ID"),
-		JWTSecret:          getenv("JWT_SECRET"),
-		AccessTokenTTL:     p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
-		RefreshTokenTTL:    p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
-		LockTTL:            p.duration("EDIT_LOCK_TTL", 15*time.Minute),
-		OAuthRateLimit:     p.int("OAUTH_RATE_LIMIT", 20),
-		OAuthRateWindow:    p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
-		ImageMaxBytes:      p.int("IMAGE_MAX_BYTES", 10<<20),
-		ImageMaxPixels:     p.int("IMAGE_MAX_PIXELS", 50_000_000),
-		CDNCacheBytes:      int64(p.int("CDN_CACHE_BYTES", 64<<20)),
-		AvatarNotifier:     p.str("AVATAR_NOTIFIER", "http"),
-		CDNFunctionName:    getenv("CDN_FUNCTION_NAME"),
-		CDNURL:             getenv("CDN_URL"),
+		Env:                  getenv("DB_ENV"),
+		Port:                 p.int("PORT", 3000),
+		LogLevel:             p.str("LOG_LEVEL", "info"),
+		RequestTimeout:       p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
+		DatabaseURL:          getenv("DATABASE_URL"),
+		AWSRegion:            p.str("AWS_REGION", "us-east-1"),
+		DynamoEndpoint:       FirstEnv(getenv, DynamoEndpointEnv),
+		S3Endpoint:           FirstEnv(getenv, S3EndpointEnv),
+		CloudFrontEndpoint:   FirstEnv(getenv, CloudFrontEndpointEnv),
+		LambdaEndpoint:       FirstEnv(getenv, LambdaEndpointEnv),
+		StateTable:           p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
+		RateLimitTable:       p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
+		Bucket:               p.str("S3_BUCKET", "media-catalog-images"),
+		FileService:          p.bool("FILE_SERVICE", false),
+		CloudFrontDistID:     getenv("CLOUDFRONT_DISTRIBUTION_ID"),
+		JWTSecret:            getenv("JWT_SECRET"),
+		AccessTokenTTL:       p.duration("ACCESS_TOKEN_TTL", 15*time.Minute),
+		RefreshTokenTTL:      p.duration("REFRESH_TOKEN_TTL", 30*24*time.Hour),
+		LockTTL:              p.duration("EDIT_LOCK_TTL", 15*time.Minute),
+		OAuthRateLimit:       p.int("OAUTH_RATE_LIMIT", 20),
+		OAuthRateWindow:      p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
+		ImageMaxBytes:        p.int("IMAGE_MAX_BYTES", 10<<20),
+		ImageMaxPixels:       p.int("IMAGE_MAX_PIXELS", 50_000_000),
+		ImageMaxDecodedBytes: p.int("IMAGE_MAX_DECODED_BYTES", 150_000_000),
+		CDNCacheBytes:        int64(p.int("CDN_CACHE_BYTES", 64<<20)),
+		AvatarNotifier:       p.str("AVATAR_NOTIFIER", "http"),
+		CDNFunctionName:      getenv("CDN_FUNCTION_NAME"),
+		CDNURL:               getenv("CDN_URL"),
 	}
 	if c.Local() {
 		c.APIURL = fmt.Sprintf("http://localhost:%d", c.Port)
@@ -142,6 +159,9 @@ func Load(getenv func(string) string) (Config, error) {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" && o != c.FrontendURL {
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
+	}
+	if c.RequestTimeout > MaxRequestTimeout {
+		p.errs = append(p.errs, fmt.Sprintf("REQUEST_TIMEOUT: %s is over %s (the local server's write timeout less 5s)", c.RequestTimeout, MaxRequestTimeout))
 	}
 	switch c.AvatarNotifier {
 	case "http", "lambda":

@@ -23,16 +23,20 @@ type loggerKey struct{}
 type Options struct {
 	Log         *slog.Logger
 	CORSOrigins []string // exact origins allowed to call with credentials
+	// RequestTimeout bounds each request's work (config.RequestTimeout); under Lambda
+	// the invocation's deadline minus LambdaMargin bounds it too. Zero: only Lambda's.
+	RequestTimeout time.Duration
 }
 
 // Wrap applies the shared middleware, outermost first: request logging with the
-// request id, panic recovery into a 500 Response Model, and CORS.
+// request id, panic recovery into a 500 Response Model, CORS, the request's deadline,
+// and the refusal of path and query text that is not valid UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, h)))
+	return logRequests(log, recoverPanics(cors(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h)))))
 }
 
 // RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local
@@ -114,9 +118,18 @@ func recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-const (
-	corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
-	corsHeaders = "Content-Type, Authorization, X-Requested-With"
+// CORSMethods and CORSHeaders are what a CORS preflight allows: the one list of
+// both. The local server's middleware (cors) sends them; in AWS, API Gateway answers
+// preflights from template.yaml's CorsConfiguration, whose AllowMethods and
+// AllowHeaders infra/samtemplate's tests hold equal to these.
+var (
+	CORSMethods = []string{"GET", "POST", "DELETE", "OPTIONS"}
+	CORSHeaders = []string{"Content-Type", "Authorization", "X-Requested-With"}
+)
+
+var (
+	corsMethods = strings.Join(CORSMethods, ", ")
+	corsHeaders = strings.Join(CORSHeaders, ", ")
 )
 
 func cors(origins []string, next http.Handler) http.Handler {

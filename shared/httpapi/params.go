@@ -83,12 +83,33 @@ func Search(r *http.Request) string {
 	return strings.TrimSpace(r.URL.Query().Get("search"))
 }
 
+// parsePositive accepts an id in canonical form only: ASCII digits, no sign, no
+// spaces, no leading zero, greater than zero and within int64 (every id column is
+// bigint). "+1", "01", " 1" and "1 " are not 1: each id has one spelling.
 func parsePositive(s string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n <= 0 {
+	n, ok := CanonicalID(s)
+	if !ok {
 		return 0, apperr.MissingParams()
 	}
 	return n, nil
+}
+
+// CanonicalID parses s when it is a positive integer in canonical form (see
+// parsePositive).
+func CanonicalID(s string) (int64, bool) {
+	if s == "" || len(s) > 19 || s[0] == '0' {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 func parseNonNegative(s string) (int64, error) {

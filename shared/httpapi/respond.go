@@ -4,6 +4,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -50,6 +52,14 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		e = apperr.Wrap(apperr.Internal, apperr.MsgInternal, err)
 	}
 	status := e.Code.Status()
+	if status >= 500 && errors.Is(err, context.Canceled) {
+		// Cancelled from outside, not failed: the client went away (the handlers'
+		// contexts outlive a disconnect, see withDeadline, so this is a caller that
+		// cancelled its own call). No 500 is counted; nobody reads the answer.
+		log.Warn("request cancelled by the client", "error", err.Error())
+		Message(w, r, StatusClientClosedRequest, "Client closed request")
+		return
+	}
 	if status >= 500 {
 		log.Error("request failed", "status", status, "error", err.Error())
 	} else if e.Err != nil {
@@ -57,6 +67,10 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	Message(w, r, status, e.Message)
 }
+
+// StatusClientClosedRequest is logged (and answered, to nobody) for a request whose
+// client went away before the answer, as nginx's 499: not a server error.
+const StatusClientClosedRequest = 499
 
 // DefaultMaxBody bounds JSON request bodies. Image uploads pass their own, larger limit.
 const DefaultMaxBody = 1 << 20
@@ -66,13 +80,27 @@ type Validator interface{ Validate() error }
 
 // Decode reads a JSON body into a T. Malformed JSON, a wrongly typed field, a body over
 // maxBytes (DefaultMaxBody when 0) and, through Validate, a missing required field all
-// answer 400 Required parameters missing. Unknown fields are ignored.
+// answer 400 Required parameters missing; a body that is not valid UTF-8 or has a
+// string holding NUL answers 400 MsgInvalidText. Unknown fields are ignored.
 func Decode[T any](w http.ResponseWriter, r *http.Request, maxBytes int64) (T, error) {
 	var v T
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBody
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		return v, apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, err)
+	}
+	return DecodeBytes[T](body)
+}
+
+// DecodeBytes is Decode of a body already read (the fuzz tests call it directly).
+func DecodeBytes[T any](body []byte) (T, error) {
+	var v T
+	if !validJSONText(body) {
+		return v, invalidText()
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&v); err != nil {
 		return v, apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, err)
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 )
 
 // Route is one API route: Pattern is the API's route as API Gateway, the OpenAPI
@@ -22,17 +23,15 @@ func (rt Route) MuxPattern() string {
 	return rt.Pattern
 }
 
-// Register adds routes to mux. ServeMux panics on conflicting patterns, so a test that
-// registers every group catches routing mistakes.
+// Method and Path split the API pattern.
+func (rt Route) Method() string { m, _, _ := strings.Cut(rt.Pattern, " "); return m }
+func (rt Route) Path() string   { _, p, _ := strings.Cut(rt.Pattern, " "); return p }
+
+// Register adds routes to mux. ServeMux panics on a duplicate or conflicting pattern,
+// so a test that registers every group catches routing mistakes.
 func Register(mux *http.ServeMux, routes []Route) {
-	seen := map[string]bool{}
 	for _, rt := range routes {
-		p := rt.MuxPattern()
-		if seen[p] {
-			continue // several API routes may share one dispatching pattern
-		}
-		seen[p] = true
-		mux.Handle(p, rt.Handler)
+		mux.Handle(rt.MuxPattern(), rt.Handler)
 	}
 }
 

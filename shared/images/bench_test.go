@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"image"
 	"image/jpeg"
 	"os"
 	"os/exec"
@@ -31,9 +32,9 @@ const (
 // the launcher, the launcher starts the measured command and prints its
 // maximum resident set; the launcher's own few megabytes are the floor.
 const (
-	childModeEnv = "IMAGES_BENCH_CHILD" // "launch", "process" or "naive"
+	childModeEnv = "IMAGES_BENCH_CHILD" // "launch", "process", "naive" or "straight"
 	childNextEnv = "IMAGES_BENCH_NEXT"  // for "launch": the mode of the command it starts, if it is this binary
-	childFileEnv = "IMAGES_BENCH_FILE"  // for "process" and "naive": the JPEG to read
+	childFileEnv = "IMAGES_BENCH_FILE"  // for the pipelines: the JPEG to read
 )
 
 func TestMain(m *testing.M) {
@@ -89,6 +90,8 @@ func runChild(mode, file string) int {
 		_, err = Process(encoded, Limits{})
 	case "naive":
 		_, err = naive(encoded)
+	case "straight":
+		_, err = straight(encoded)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -154,6 +157,36 @@ func naive(encoded string) (Result, error) {
 	return res, nil
 }
 
+// straight is the straightforward imaging pipeline: decode with imaging
+// (orientation applied), a Catmull-Rom Fill of the full image to the High
+// size, Scaled from High, encode.
+func straight(encoded string) (Result, error) {
+	raw, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return Result{}, err
+	}
+	img, err := imaging.Decode(bytes.NewReader(raw), imaging.AutoOrientation(true))
+	if err != nil {
+		return Result{}, err
+	}
+	high := imaging.Fill(img, HighSize, HighSize, imaging.Center, imaging.CatmullRom)
+	scaled := imaging.Fill(high, ScaledSize, ScaledSize, imaging.Center, imaging.CatmullRom)
+	var res Result
+	for _, r := range []struct {
+		out  *Rendition
+		m    image.Image
+		qual int
+	}{{&res.High, high, HighQuality}, {&res.Scaled, scaled, ScaledQuality}} {
+		var buf bytes.Buffer
+		if err := imaging.Encode(&buf, r.m, imaging.JPEG, imaging.JPEGQuality(r.qual)); err != nil {
+			return Result{}, err
+		}
+		b := r.m.Bounds()
+		*r.out = Rendition{Data: buf.Bytes(), ContentType: TypeJPEG, Width: b.Dx(), Height: b.Dy()}
+	}
+	return res, nil
+}
+
 // vipsthumbnailCmds makes both renditions of file with libvips' command
 // line tool, one process per size, centre-cropped, stripped, at the same
 // qualities as Process.
@@ -204,6 +237,16 @@ func BenchmarkNaive(b *testing.B) {
 	}
 }
 
+func BenchmarkStraight(b *testing.B) {
+	_, encoded := workload(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := straight(encoded); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkVipsthumbnail runs vipsthumbnail twice an op, once per size. Its
 // B/op and allocs/op count only the Go side of starting the processes.
 func BenchmarkVipsthumbnail(b *testing.B) {
@@ -216,14 +259,14 @@ func BenchmarkVipsthumbnail(b *testing.B) {
 	}
 }
 
-// BenchmarkSideBySide times the three pipelines in turn within each op, so
+// BenchmarkSideBySide times the four pipelines in turn within each op, so
 // that they share the machine's state, and reports each one's milliseconds
 // and the ratios to vipsthumbnail.
 func BenchmarkSideBySide(b *testing.B) {
 	needVips(b)
 	file, encoded := workload(b)
 	dir := b.TempDir()
-	var tp, tn, tv time.Duration
+	var tp, tn, ts, tv time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		if _, err := Process(encoded, Limits{}); err != nil {
@@ -234,21 +277,27 @@ func BenchmarkSideBySide(b *testing.B) {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
-		run(b, vipsthumbnailCmds(file, dir)...)
+		if _, err := straight(encoded); err != nil {
+			b.Fatal(err)
+		}
 		t3 := time.Now()
-		tp, tn, tv = tp+t1.Sub(t0), tn+t2.Sub(t1), tv+t3.Sub(t2)
+		run(b, vipsthumbnailCmds(file, dir)...)
+		t4 := time.Now()
+		tp, tn, ts, tv = tp+t1.Sub(t0), tn+t2.Sub(t1), ts+t3.Sub(t2), tv+t4.Sub(t3)
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
 	b.ReportMetric(ms(tp), "process-ms")
 	b.ReportMetric(ms(tn), "naive-ms")
+	b.ReportMetric(ms(ts), "straight-ms")
 	b.ReportMetric(ms(tv), "vips-ms")
 	b.ReportMetric(float64(tp)/float64(tv), "process/vips")
 	b.ReportMetric(float64(tn)/float64(tv), "naive/vips")
+	b.ReportMetric(float64(ts)/float64(tv), "straight/vips")
 }
 
 // BenchmarkPeakRSS runs each pipeline in a process of its own, once an op,
 // and reports the largest maximum resident set seen, in MiB (for
-// vipsthumbnail, of either of its two processes). Process and naive run in
+// vipsthumbnail, of either of its two processes). The Go pipelines run in
 // this test binary, re-executed: their figure includes the binary's own few
 // megabytes.
 func BenchmarkPeakRSS(b *testing.B) {
@@ -272,7 +321,7 @@ func BenchmarkPeakRSS(b *testing.B) {
 		}
 		return rss
 	}
-	for _, mode := range []string{"process", "naive", "vipsthumbnail"} {
+	for _, mode := range []string{"process", "naive", "straight", "vipsthumbnail"} {
 		b.Run(mode, func(b *testing.B) {
 			if mode == "vipsthumbnail" {
 				needVips(b)

@@ -2,6 +2,7 @@ package images
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
@@ -205,4 +206,32 @@ func near(m image.Image, x, y int, want color.NRGBA, tol int) bool {
 	c := color.NRGBAModel.Convert(m.At(x, y)).(color.NRGBA)
 	d := func(a, b uint8) int { return max(int(a)-int(b), int(b)-int(a)) }
 	return d(c.R, want.R) <= tol && d(c.G, want.G) <= tol && d(c.B, want.B) <= tol
+}
+
+// deepPNG encodes a w x h 16-bit RGBA PNG of one colour row by row, without
+// holding its pixels: its rows compress to almost nothing.
+func deepPNG(t testing.TB, w, h int) []byte {
+	t.Helper()
+	row := make([]byte, 1+8*w) // filter byte None, then opaque mid-grey
+	for i := 1; i < len(row); i++ {
+		row[i] = 0x80
+	}
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	for range h {
+		if _, err := zw.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ihdr []byte
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(w))
+	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
+	ihdr = append(ihdr, 16, 6, 0, 0, 0) // 16 bits, RGBA
+	out := []byte("\x89PNG\r\n\x1a\n")
+	out = appendChunk(out, "IHDR", ihdr)
+	out = appendChunk(out, "IDAT", z.Bytes())
+	return appendChunk(out, "IEND", nil)
 }

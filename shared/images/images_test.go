@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/color/palette"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -462,6 +463,50 @@ func TestProcessRejects(t *testing.T) {
 			}
 			if res.High.Data != nil || res.Scaled.Data != nil {
 				t.Error("Process returned data with its error")
+			}
+		})
+	}
+}
+
+// TestProcessRefusesDecodedSize checks the bound on decoded bytes: a small
+// file whose pixels decode to more than the limit is refused from its header,
+// before anything is decoded; the same pixels at fewer bytes a pixel pass.
+func TestProcessRefusesDecodedSize(t *testing.T) {
+	deep := deepPNG(t, 7000, 7000) // 392 MB as image.RGBA64
+	t.Logf("7000x7000 16-bit PNG: %d bytes", len(deep))
+	gray := image.NewGray(image.Rect(0, 0, 100, 100))
+	tests := []struct {
+		name    string
+		in      []byte
+		lim     Limits
+		wantMsg string // "" for accepted
+	}{
+		{"16-bit PNG 7000x7000, defaults", deep, Limits{}, MsgImageTooDeep},
+		{"16-bit PNG 200x200 over 8 bytes a pixel", deepPNG(t, 200, 200), Limits{MaxDecodedBytes: 8*200*200 - 1}, MsgImageTooDeep},
+		{"16-bit PNG 200x200 at the limit", deepPNG(t, 200, 200), Limits{MaxDecodedBytes: 8 * 200 * 200}, ""},
+		{"gray JPEG 100x100 at 1 byte a pixel", encodeJPEG(t, gray, 80), Limits{MaxDecodedBytes: 100 * 100}, ""},
+		{"color JPEG 100x100 at 3 bytes a pixel", encodeJPEG(t, photo(100, 100, 1), 80), Limits{MaxDecodedBytes: 3*100*100 - 1}, MsgImageTooDeep},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := b64(tt.in)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Process(in, tt.lim)
+			runtime.ReadMemStats(&after)
+			if tt.wantMsg == "" {
+				if err != nil {
+					t.Fatalf("Process: %v", err)
+				}
+				return
+			}
+			e, ok := apperr.As(err)
+			if !ok || e.Code != apperr.Invalid || e.Message != tt.wantMsg {
+				t.Fatalf("Process error %v, want code %q, message %q", err, apperr.Invalid, tt.wantMsg)
+			}
+			// Decoding would allocate the pixels; refusing allocates about the file.
+			if got := after.TotalAlloc - before.TotalAlloc; got > uint64(4*len(in)+1<<20) {
+				t.Errorf("refusing allocated %d bytes for a %d-byte upload: it decoded", got, len(in))
 			}
 		})
 	}

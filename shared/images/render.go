@@ -4,39 +4,32 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/jpeg"
-	"image/png"
 	"sync"
+
+	"github.com/disintegration/imaging"
 )
+
+// filter is the resampling filter of both renditions: Catmull-Rom is sharp,
+// without the ringing of Lanczos, and has half its taps.
+var filter = imaging.CatmullRom
 
 // render crops, scales, orients and encodes a decoded image.
 func render(img image.Image, orientation int) (Result, error) {
 	b := img.Bounds()
 	side := min(b.Dx(), b.Dy())
-	high := min(HighSize, side)
-	scaled := min(ScaledSize, side)
-
-	// Box-reduce by the largest integer factor that leaves at least twice
-	// the High size, so the Catmull-Rom step works from a clean image.
-	k := max(1, side/(2*high))
-	side -= side % k
-	// Even offsets keep the crop aligned with 4:2:0 chroma samples.
-	x0 := b.Min.X + (b.Dx()-side)/2&^1
-	y0 := b.Min.Y + (b.Dy()-side)/2&^1
-	c := shrink(img, image.Rect(x0, y0, x0+side, y0+side), k)
-
-	// A centred square crop commutes with the orientation, so orient the
-	// small result rather than the source.
-	h := orient(resample(c, high), orientation)
-	alpha := h.transparent()
+	high := square(reduce(img), min(HighSize, side))
+	high = orient(high, orientation)
+	scaled := high
+	if s := min(ScaledSize, side); s != high.Rect.Dx() {
+		scaled = imaging.Resize(high, s, s, filter)
+	}
+	alpha := !high.Opaque()
 
 	var res Result
-	var herr error
+	var herr, serr error
 	var wg sync.WaitGroup
-	wg.Go(func() { res.High, herr = encode(h, alpha, HighQuality) })
-	s := resample(h, scaled)
-	var serr error
-	res.Scaled, serr = encode(s, alpha, ScaledQuality)
+	wg.Go(func() { res.High, herr = encode(high, alpha, HighQuality) })
+	res.Scaled, serr = encode(scaled, alpha, ScaledQuality)
 	wg.Wait()
 	if herr != nil {
 		return Result{}, herr
@@ -47,65 +40,74 @@ func render(img image.Image, orientation int) (Result, error) {
 	return res, nil
 }
 
-var pngEncoder = png.Encoder{CompressionLevel: png.DefaultCompression, BufferPool: &pngPool{}}
-
-type pngPool struct{ p sync.Pool }
-
-func (p *pngPool) Get() *png.EncoderBuffer {
-	b, _ := p.p.Get().(*png.EncoderBuffer)
-	return b
+// reduce returns img box-reduced by the largest integer factor that leaves
+// its shorter side at least the High size, when img has planes to reduce
+// (boxReduce), so that imaging's filter works on a small image and scales it
+// by less than two; else img. (libvips does the same: shrink, then reduce.)
+func reduce(img image.Image) image.Image {
+	b := img.Bounds()
+	side := min(b.Dx(), b.Dy())
+	if k := side / HighSize; k >= 2 {
+		if small, ok := boxReduce(img, k); ok {
+			return small
+		}
+	}
+	return img
 }
 
-func (p *pngPool) Put(b *png.EncoderBuffer) { p.p.Put(b) }
-
-// encode writes c as PNG when alpha is set, else as JPEG of quality q.
-func encode(c canvas, alpha bool, q int) (Rendition, error) {
-	var buf bytes.Buffer
-	r := image.Rect(0, 0, c.w, c.h)
-	if alpha {
-		m := image.NewNRGBA(r)
-		cr, cg, cb, ca := c.plane(0), c.plane(1), c.plane(2), c.plane(3)
-		for i := range ca {
-			a := uint32(ca[i])
-			if a == 0 {
-				continue
-			}
-			d := m.Pix[4*i : 4*i+4]
-			d[0], d[1], d[2], d[3] = unpremul(cr[i], a), unpremul(cg[i], a), unpremul(cb[i], a), uint8(a)
-		}
-		if err := pngEncoder.Encode(&buf, m); err != nil {
-			return Rendition{}, fmt.Errorf("encode png: %w", err)
-		}
-		return Rendition{Data: buf.Bytes(), ContentType: TypePNG, Width: c.w, Height: c.h}, nil
-	}
-
-	var m image.Image
-	if c.ycc {
-		m = &image.YCbCr{
-			Y: c.plane(0), Cb: c.plane(1), Cr: c.plane(2),
-			YStride: c.w, CStride: c.w,
-			SubsampleRatio: image.YCbCrSubsampleRatio444,
-			Rect:           r,
-		}
+// square returns the centred size x size square of img, scaled with imaging
+// so that its shorter side is size, then cropped. (imaging.Fill crops first,
+// which copies the whole crop of the full-size image as NRGBA.)
+func square(img image.Image, size int) *image.NRGBA {
+	b := img.Bounds()
+	var m *image.NRGBA
+	if b.Dx() < b.Dy() {
+		m = imaging.Resize(img, size, 0, filter)
 	} else {
-		rgba := image.NewRGBA(r)
-		cr, cg, cb := c.plane(0), c.plane(1), c.plane(2)
-		for i := range cr {
-			d := rgba.Pix[4*i : 4*i+4]
-			d[0], d[1], d[2], d[3] = cr[i], cg[i], cb[i], 0xFF
-		}
-		m = rgba
+		m = imaging.Resize(img, 0, size, filter)
 	}
-	buf.Grow(c.w * c.h / 2)
-	if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: q}); err != nil {
-		return Rendition{}, fmt.Errorf("encode jpeg: %w", err)
+	if m.Rect.Dx() == size && m.Rect.Dy() == size {
+		return m
 	}
-	return Rendition{Data: buf.Bytes(), ContentType: TypeJPEG, Width: c.w, Height: c.h}, nil
+	return imaging.CropCenter(m, size, size)
 }
 
-// unpremul returns c*255/a, rounded, with c clamped to a (a filter can
-// overshoot a premultiplied color past its alpha).
-func unpremul(c uint8, a uint32) uint8 {
-	v := min(uint32(c), a)
-	return uint8((v*0xFF + a/2) / a)
+// orient applies an EXIF orientation (1 to 8) with imaging's transforms, as
+// imaging.Decode's AutoOrientation does. A centred square crop commutes with
+// the orientation, so it is applied to the small result, not the source.
+func orient(m *image.NRGBA, o int) *image.NRGBA {
+	switch o {
+	case 2:
+		return imaging.FlipH(m)
+	case 3:
+		return imaging.Rotate180(m)
+	case 4:
+		return imaging.FlipV(m)
+	case 5:
+		return imaging.Transpose(m)
+	case 6:
+		return imaging.Rotate270(m)
+	case 7:
+		return imaging.Transverse(m)
+	case 8:
+		return imaging.Rotate90(m)
+	}
+	return m
+}
+
+// encode writes m as PNG when alpha is set, else as JPEG of quality q.
+func encode(m *image.NRGBA, alpha bool, q int) (Rendition, error) {
+	var buf bytes.Buffer
+	r := Rendition{ContentType: TypeJPEG, Width: m.Rect.Dx(), Height: m.Rect.Dy()}
+	format, opt := imaging.JPEG, imaging.JPEGQuality(q)
+	if alpha {
+		r.ContentType, format = TypePNG, imaging.PNG
+	} else {
+		buf.Grow(r.Width * r.Height / 2)
+	}
+	if err := imaging.Encode(&buf, m, format, opt); err != nil {
+		return Rendition{}, fmt.Errorf("encode %s: %w", r.ContentType, err)
+	}
+	r.Data = buf.Bytes()
+	return r, nil
 }

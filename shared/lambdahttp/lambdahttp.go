@@ -59,13 +59,18 @@ func Serve(ctx context.Context, h http.Handler, addr string, log *slog.Logger) e
 	return ServeListener(ctx, h, ln, log)
 }
 
+// WriteTimeout is the local server's write timeout: a request's deadline
+// (config.RequestTimeout) stays a few seconds below it, so every request is answered
+// before the server would close the connection.
+const WriteTimeout = 60 * time.Second
+
 // ServeListener serves on an existing listener until ctx is done.
 func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *slog.Logger) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}

@@ -184,6 +184,7 @@ func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provi
 				Provider:       p.Name(),
 				ProviderUserID: profile.ProviderUserID,
 				Username:       profile.Username,
+				UsernameBase:   usernameBase(profile.Username),
 				Email:          profile.Email,
 				AvatarURL:      profile.AvatarURL,
 			}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -21,14 +22,15 @@ const limiterTimeout = 3 * time.Second
 
 // rateLimit admits requests while the caller's source address (API Gateway's
 // requestContext.http.sourceIp, the peer address locally; never X-Forwarded-For) is
-// within the limit, one atomic count per request. Every response carries the IETF
+// within the limit, one atomic count per request; IPv6 callers count by their /64
+// (limitKey). Every response carries the IETF
 // draft's RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (seconds); a refused
 // request gets 429 Too many requests with Retry-After (seconds).
 func rateLimit(l Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), limiterTimeout)
-			d, err := l.Allow(ctx, "oauth:"+httpapi.SourceIP(r))
+			d, err := l.Allow(ctx, limitKey(httpapi.SourceIP(r)))
 			cancel()
 			if err != nil {
 				httpapi.Error(w, r, apperr.Wrap(apperr.Unavailable, MsgUnavailable, err))
@@ -46,6 +48,23 @@ func rateLimit(l Limiter) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// limitKey is the limiter's key of a source address: an IPv4 address itself (also
+// written as IPv4-mapped IPv6), an IPv6 address its /64, the prefix one subscriber
+// gets, whose 2^64 addresses would otherwise each have a budget of their own. Text
+// that is not an address is its own key.
+func limitKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return "oauth:" + ip
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		p, _ := a.Prefix(64) // cannot fail: 64 bits of an IPv6 address
+		return "oauth:" + p.String()
+	}
+	return "oauth:" + a.String()
 }
 
 // seconds rounds d up to whole seconds, never below zero.

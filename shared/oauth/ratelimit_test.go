@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 func from(t *testing.T, e *env, ip, target string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
 	t.Helper()
 	req := testenv.Request(http.MethodGet, target, nil, cookies...)
-	req.RemoteAddr = ip + ":50000"
+	req.RemoteAddr = net.JoinHostPort(ip, "50000")
 	req.Header.Set("X-Forwarded-For", "192.0.2.99") // never consulted
 	return testenv.Do(t, e.h, req)
 }
@@ -107,9 +108,13 @@ func TestRateLimitSequential(t *testing.T) {
 			t.Error("no Retry-After")
 		}
 	}
-	// The limit is per source address, whatever X-Forwarded-For says.
-	if rec := from(t, e, "2001:db8::8", "/auth/oauth/facebook"); rec.Code != http.StatusBadRequest {
-		t.Errorf("another address got %d, want 400", rec.Code)
+	// IPv6 callers count by their /64: another address of it is limited too.
+	if rec := from(t, e, "2001:db8::8", "/auth/oauth/facebook"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("another address of the /64 got %d, want 429", rec.Code)
+	}
+	// The limit is per source /64, whatever X-Forwarded-For says.
+	if rec := from(t, e, "2001:db8:0:1::8", "/auth/oauth/facebook"); rec.Code != http.StatusBadRequest {
+		t.Errorf("an address of another /64 got %d, want 400", rec.Code)
 	}
 }
 

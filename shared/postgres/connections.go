@@ -19,10 +19,6 @@ const (
 	connectionUserProviderKey = "oauth_connections_user_provider_key"
 )
 
-// usernameMax bounds the generated part of a new OAuth user's username (the numeric
-// suffix comes on top).
-const usernameMax = 32
-
 // createAttempts bounds the retries of an OAuth login that lost a race: to a
 // concurrent first login of the same provider account, or to a username taken
 // between the choice and the insert.
@@ -30,13 +26,16 @@ const createAttempts = 4
 
 // OAuthLogin returns the user that the provider account signs in. When the account is
 // linked, that user, whose connection takes the profile's current username, email and
-// avatar. Otherwise a new user, in one transaction: a username (and slug) made from the
-// profile's display name, unique case-insensitively ("jane-doe", else "jane-doe-2",
+// avatar. Otherwise a new user, in one transaction: a username (and slug) made from
+// acct.UsernameBase, unique case-insensitively ("jane-doe", else "jane-doe-2",
 // "jane-doe-3"...), no password, the default role, and the connection. Accounts are
 // matched by provider and provider user id only, never by email. No default role is
 // an internal error.
 func (db *DB) OAuthLogin(ctx context.Context, acct catalog.ProviderAccount) (catalog.OAuthLogin, error) {
-	base := usernameBase(acct.Provider, acct.Username)
+	base := strings.ToLower(strings.TrimSpace(acct.UsernameBase))
+	if base == "" {
+		base = acct.Provider + "-user"
+	}
 	acct = normalizeAccount(acct)
 	for attempt := 1; ; attempt++ {
 		login, found, err := db.refreshConnection(ctx, acct)
@@ -253,23 +252,6 @@ func normalizeAccount(acct catalog.ProviderAccount) catalog.ProviderAccount {
 	acct.Email = blank(acct.Email)
 	acct.AvatarURL = blank(acct.AvatarURL)
 	return acct
-}
-
-// usernameBase is the slug of a display name, at most usernameMax long,
-// "<provider>-user" when nothing of it transliterates to letters or digits.
-func usernameBase(provider, displayName string) string {
-	s := slugify(displayName)
-	if len(s) > usernameMax {
-		s = s[:usernameMax]
-		if i := strings.LastIndexByte(s, '-'); i > usernameMax/2 {
-			s = s[:i]
-		}
-	}
-	s = strings.Trim(s, "-_")
-	if s == "" {
-		s = provider + "-user"
-	}
-	return s
 }
 
 // escapeLike escapes LIKE's wildcards and escape character in s.

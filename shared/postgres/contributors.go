@@ -22,8 +22,6 @@ const (
 const (
 	contributorNameKey = "contributors_client_name_key"
 	contributorSlugKey = "contributors_slug_key"
-	// contributorSlugMax bounds the slug's base; a numeric suffix may follow it.
-	contributorSlugMax = 100
 	// contributorAddAttempts bounds the retries when the chosen slug was taken meanwhile.
 	contributorAddAttempts = 5
 )
@@ -109,11 +107,14 @@ WHERE c.id = $1`
 }
 
 // AddContributor adds a contributor to a client's catalog with a fresh slug made from
-// the name ("first-last", then "first-last-2", ...). Names are unique within a client,
+// c.Slug ("first-last", then "first-last-2", ...). Names are unique within a client,
 // compared case-insensitively: a taken name is a conflict, also when a concurrent add
 // took it first. An unknown client is invalid input.
 func (db *DB) AddContributor(ctx context.Context, c catalog.NewContributor) (int64, error) {
-	base := contributorSlug(c.FirstName, c.LastName)
+	base := strings.ToLower(strings.TrimSpace(c.Slug))
+	if base == "" {
+		base = "contributor"
+	}
 	var id int64
 	var err error
 	for range contributorAddAttempts {
@@ -159,27 +160,6 @@ RETURNING id`
 	var id int64
 	err := tx.QueryRow(ctx, sql, c.Client, c.FirstName, c.LastName, base).Scan(&id)
 	return id, err
-}
-
-// contributorSlug is the ASCII slug of a name, "contributor" when the name has no
-// letters or digits that transliterate.
-func contributorSlug(first string, last *string) string {
-	name := first
-	if last != nil {
-		name += " " + *last
-	}
-	s := slugify(name)
-	if len(s) > contributorSlugMax {
-		s = s[:contributorSlugMax]
-		if i := strings.LastIndexByte(s, '-'); i > contributorSlugMax/2 {
-			s = s[:i]
-		}
-		s = strings.Trim(s, "-_")
-	}
-	if s == "" {
-		s = "contributor"
-	}
-	return s
 }
 
 // EditContributor applies a whole edit in one transaction, sent as one batch: the

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +36,16 @@ func WithMaxConns(n int32) Option {
 	return func(c *pgxpool.Config) { c.MaxConns = n }
 }
 
+// DefaultConnectTimeout bounds establishing a connection (TCP, TLS, startup) unless
+// DATABASE_URL sets connect_timeout. The request's deadline bounds it as well: a
+// connection attempt never outlives the request that made it.
+const DefaultConnectTimeout = 5 * time.Second
+
+// WithConnectTimeout sets the connect timeout (the fault tests use a short one).
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = d }
+}
+
 // Open creates the pool. It does not connect: the first query does, so a cold start
 // that never touches the database never waits for it.
 func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
@@ -44,6 +55,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse DATABASE_URL: %w", redact(err))
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	for _, o := range opts {
 		o(cfg)

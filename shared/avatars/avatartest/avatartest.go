@@ -100,6 +100,33 @@ func Bomb(t testing.TB, w, h int) []byte {
 	return chunk(out, "IEND", nil)
 }
 
+// Deep is a valid 16-bit RGBA PNG of w x h grey pixels: small once compressed, 8
+// bytes a pixel once decoded (image.RGBA64), so that it is refused by the bound on
+// decoded bytes while its pixel count is allowed.
+func Deep(t testing.TB, w, h int) []byte {
+	t.Helper()
+	var idat bytes.Buffer
+	zw := zlib.NewWriter(&idat)
+	row := bytes.Repeat([]byte{0x80}, 1+8*w)
+	row[0] = 0 // filter None
+	for range h {
+		if _, err := zw.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 16, 6 // 16-bit RGBA
+	out := []byte("\x89PNG\r\n\x1a\n")
+	out = chunk(out, "IHDR", ihdr[:])
+	out = chunk(out, "IDAT", idat.Bytes())
+	return chunk(out, "IEND", nil)
+}
+
 func chunk(out []byte, typ string, data []byte) []byte {
 	out = binary.BigEndian.AppendUint32(out, uint32(len(data)))
 	start := len(out)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/oauth2"
@@ -30,7 +30,7 @@ func fetchGoogle(ctx context.Context, p *provider, tok *oauth2.Token) (Profile, 
 	if err := p.getJSON(ctx, tok, p.ep.ProfileURL, &u); err != nil {
 		return Profile{}, err
 	}
-	if sub != "" && u.Sub != sub {
+	if u.Sub != sub {
 		return Profile{}, fmt.Errorf("%w: google: the userinfo subject differs from the ID token's", ErrProfile)
 	}
 	name := u.Name
@@ -44,18 +44,29 @@ func fetchGoogle(ctx context.Context, p *provider, tok *oauth2.Token) (Profile, 
 	return profile, nil
 }
 
+// idTokenLeeway is the clock skew allowed when checking the ID token's expiry.
+const idTokenLeeway = time.Minute
+
+// googleIDClaims are the ID token claims that are checked.
+type googleIDClaims struct {
+	jwt.RegisteredClaims
+	AuthorizedParty string `json:"azp"`
+}
+
 // idTokenSubject checks the ID token that came with the access token and
-// returns its subject ("" when the token response carries none). The ID
+// returns its subject. A token response without one is refused. The ID
 // token comes straight from the token endpoint over TLS, so its issuer is
 // established by the connection and the signature is not checked (OpenID
 // Connect Core §3.1.3.7); what is checked is that it was issued by the
-// configured issuer for this client.
+// configured issuer (iss) for this client (aud, and azp when present or when
+// there are several audiences), that it has not expired (exp), and that it
+// names a subject.
 func (p *provider) idTokenSubject(tok *oauth2.Token) (string, error) {
 	raw, _ := tok.Extra("id_token").(string)
-	if raw == "" || p.ep.Issuer == "" {
-		return "", nil
+	if raw == "" {
+		return "", fmt.Errorf("%w: google: the token response carries no ID token", ErrExchange)
 	}
-	var claims jwt.RegisteredClaims
+	var claims googleIDClaims
 	if _, _, err := jwt.NewParser().ParseUnverified(raw, &claims); err != nil {
 		return "", fmt.Errorf("%w: google: malformed ID token: %w", ErrExchange, err)
 	}
@@ -63,8 +74,15 @@ func (p *provider) idTokenSubject(tok *oauth2.Token) (string, error) {
 	if claims.Issuer != p.ep.Issuer && claims.Issuer != strings.TrimPrefix(p.ep.Issuer, "https://") {
 		return "", fmt.Errorf("%w: google: ID token issuer %q, want %q", ErrExchange, clip(claims.Issuer), p.ep.Issuer)
 	}
-	if !slices.Contains(claims.Audience, p.cfg.ClientID) {
-		return "", fmt.Errorf("%w: google: the ID token was not issued to this client", ErrExchange)
+	v := jwt.NewValidator(jwt.WithAudience(p.cfg.ClientID), jwt.WithExpirationRequired(), jwt.WithLeeway(idTokenLeeway))
+	if err := v.Validate(claims); err != nil {
+		return "", fmt.Errorf("%w: google: ID token: %w", ErrExchange, err)
+	}
+	if azp := claims.AuthorizedParty; azp != "" && azp != p.cfg.ClientID || azp == "" && len(claims.Audience) > 1 {
+		return "", fmt.Errorf("%w: google: the ID token's authorized party %q is not this client", ErrExchange, clip(azp))
+	}
+	if claims.Subject == "" {
+		return "", fmt.Errorf("%w: google: the ID token has no subject", ErrExchange)
 	}
 	return claims.Subject, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/endpoints"
 )
 
 // Provider names, as used in paths (/auth/oauth/{provider}) and in the
@@ -77,7 +78,9 @@ type Provider interface {
 }
 
 // Endpoints are a provider's addresses. Empty fields take the provider's
-// real endpoints (DefaultEndpoints).
+// real endpoints (DefaultEndpoints): the consent and token addresses of
+// golang.org/x/oauth2/endpoints, the API addresses of the providers'
+// documentation.
 type Endpoints struct {
 	AuthURL    string // consent page
 	TokenURL   string // code exchange
@@ -212,8 +215,8 @@ func specFor(name string) (spec, bool) {
 	case Google:
 		return spec{
 			defaults: Endpoints{
-				AuthURL:    "https://accounts.google.com/o/oauth2/v2/auth",
-				TokenURL:   "https://oauth2.googleapis.com/token",
+				AuthURL:    endpoints.Google.AuthURL,
+				TokenURL:   endpoints.Google.TokenURL,
 				ProfileURL: "https://openidconnect.googleapis.com/v1/userinfo",
 				Issuer:     "https://accounts.google.com",
 			},
@@ -225,8 +228,8 @@ func specFor(name string) (spec, bool) {
 	case Discord:
 		return spec{
 			defaults: Endpoints{
-				AuthURL:    "https://discord.com/oauth2/authorize",
-				TokenURL:   "https://discord.com/api/oauth2/token",
+				AuthURL:    endpoints.Discord.AuthURL,
+				TokenURL:   endpoints.Discord.TokenURL,
 				ProfileURL: "https://discord.com/api/users/@me",
 			},
 			scopes:    []string{"identify", "email"},
@@ -237,8 +240,8 @@ func specFor(name string) (spec, bool) {
 	case GitHub:
 		return spec{
 			defaults: Endpoints{
-				AuthURL:    "https://github.com/login/oauth/authorize",
-				TokenURL:   "https://github.com/login/oauth/access_token",
+				AuthURL:    endpoints.GitHub.AuthURL,
+				TokenURL:   endpoints.GitHub.TokenURL,
 				ProfileURL: "https://api.github.com/user",
 				EmailsURL:  "https://api.github.com/user/emails",
 			},
@@ -317,17 +320,24 @@ func (p *provider) exchangeError(err error) error {
 	return fmt.Errorf("%w: %s token endpoint answered %d %q", ErrExchange, p.name, status, clip(re.ErrorCode))
 }
 
-// getJSON fetches endpoint with the access token and decodes its JSON answer
-// into dst. Every failure wraps ErrProfile.
+// getJSON fetches endpoint through the oauth2 client of the access token
+// (which sets the Authorization header) and decodes its JSON answer into dst.
+// Every failure wraps ErrProfile.
 func (p *provider) getJSON(ctx context.Context, tok *oauth2.Token, endpoint string, dst any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrProfile, p.name, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	req.Header.Set("Accept", p.accept)
 	req.Header.Set("User-Agent", userAgent)
-	resp, err := p.api.Do(req)
+	// The oauth2 client takes its transport and redirect policy from p.api; the
+	// timeout goes into the context, as an http.Client timeout would make the
+	// oauth2 transport log a deprecation at every expiry.
+	ctx, cancel := context.WithTimeout(ctx, p.api.Timeout)
+	defer cancel()
+	api := *p.api
+	api.Timeout = 0
+	resp, err := p.cfg.Client(context.WithValue(ctx, oauth2.HTTPClient, &api), tok).Do(req.WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrProfile, p.name, err)
 	}

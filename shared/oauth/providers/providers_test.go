@@ -341,10 +341,17 @@ func TestGoogleIDTokenChecked(t *testing.T) {
 	tests := []struct {
 		name   string
 		issuer string
+		change providertest.IDTokenChange
 		want   error
 	}{
-		{"issuer of the stand-in", srv.Issuer, nil},
-		{"other issuer", "https://accounts.google.com", providers.ErrExchange},
+		{"issuer of the stand-in", srv.Issuer, 0, nil},
+		{"other issuer", "https://accounts.google.com", 0, providers.ErrExchange},
+		{"no ID token", srv.Issuer, providertest.IDTokenMissing, providers.ErrExchange},
+		{"expired", srv.Issuer, providertest.IDTokenExpired, providers.ErrExchange},
+		{"no expiry", srv.Issuer, providertest.IDTokenNoExpiry, providers.ErrExchange},
+		{"issued to another client", srv.Issuer, providertest.IDTokenOtherAudience, providers.ErrExchange},
+		{"authorized party another client", srv.Issuer, providertest.IDTokenOtherParty, providers.ErrExchange},
+		{"several audiences, no authorized party", srv.Issuer, providertest.IDTokenNoPartyManyAudiences, providers.ErrExchange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,6 +359,9 @@ func TestGoogleIDTokenChecked(t *testing.T) {
 				providers.Endpoints{AuthURL: srv.AuthURL, TokenURL: srv.TokenURL, ProfileURL: srv.ProfileURL, Issuer: tt.issuer}, nil)
 			if err != nil {
 				t.Fatalf("New: %v", err)
+			}
+			if tt.change != 0 {
+				srv.AlterNextIDToken(tt.change)
 			}
 			_, err = login(t, p)
 			if tt.want == nil && err != nil {
@@ -478,7 +488,7 @@ func TestAuthCodeURL(t *testing.T) {
 		endpoint string
 		scope    string
 	}{
-		{providers.Google, "https://accounts.google.com/o/oauth2/v2/auth", "openid profile email"},
+		{providers.Google, "https://accounts.google.com/o/oauth2/auth", "openid profile email"}, // golang.org/x/oauth2/endpoints
 		{providers.Discord, "https://discord.com/oauth2/authorize", "identify email"},
 		{providers.GitHub, "https://github.com/login/oauth/authorize", "read:user user:email"},
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -111,7 +112,7 @@ func (s *Server) googleAuthorize(w http.ResponseWriter, r *http.Request, next ht
 	if !ok {
 		return
 	}
-	s.oidc.QueueUser(googleUser{u})
+	s.oidc.QueueUser(googleUser{u: u, s: s})
 	next.ServeHTTP(w, r)
 	// Remember what the code was issued for, to check it at the token
 	// endpoint as Google does.
@@ -169,12 +170,30 @@ func (s *Server) googleToken(w http.ResponseWriter, r *http.Request, next http.H
 			return
 		}
 	}
-	next.ServeHTTP(w, r)
+	// mockoidc mints the ID token while it answers (googleUser.Claims reads the
+	// change); a missing one is cut from its answer.
+	s.idChange = s.nextIDChange()
+	if s.idChange != IDTokenMissing {
+		next.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	var body map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK {
+		writeJSON(w, rec.Code, json.RawMessage(rec.Body.Bytes()))
+		return
+	}
+	delete(body, "id_token")
+	writeJSON(w, http.StatusOK, body)
 }
 
 // googleUser serves a User to mockoidc in the shape of Google's userinfo
 // document and ID token claims.
-type googleUser struct{ u User }
+type googleUser struct {
+	u User
+	s *Server // its idChange, set under oidcMu by the token request
+}
 
 func (g googleUser) ID() string { return g.u.ID }
 
@@ -202,6 +221,21 @@ func (g googleUser) Userinfo(scopes []string) ([]byte, error) {
 
 func (g googleUser) Claims(scopes []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
 	c := &googleClaims{IDTokenClaims: base}
+	if len(base.Audience) > 0 {
+		c.AuthorizedParty = base.Audience[0] // Google sets azp to the client
+	}
+	switch g.s.idChange {
+	case IDTokenExpired:
+		base.ExpiresAt = jwt.NewNumericDate(time.Now().Add(-time.Hour))
+	case IDTokenNoExpiry:
+		base.ExpiresAt = nil
+	case IDTokenOtherAudience:
+		base.Audience, c.AuthorizedParty = jwt.ClaimStrings{"other-client"}, "other-client"
+	case IDTokenOtherParty:
+		base.Audience, c.AuthorizedParty = append(base.Audience, "other-client"), "other-client"
+	case IDTokenNoPartyManyAudiences:
+		base.Audience, c.AuthorizedParty = append(base.Audience, "other-client"), ""
+	}
 	if slices.Contains(scopes, "profile") {
 		c.Name, c.Picture = g.u.Name, g.u.Avatar
 	}
@@ -214,8 +248,9 @@ func (g googleUser) Claims(scopes []string, base *mockoidc.IDTokenClaims) (jwt.C
 
 type googleClaims struct {
 	*mockoidc.IDTokenClaims
-	Email         string `json:"email,omitempty"`
-	EmailVerified *bool  `json:"email_verified,omitempty"`
-	Name          string `json:"name,omitempty"`
-	Picture       string `json:"picture,omitempty"`
+	AuthorizedParty string `json:"azp,omitempty"`
+	Email           string `json:"email,omitempty"`
+	EmailVerified   *bool  `json:"email_verified,omitempty"`
+	Name            string `json:"name,omitempty"`
+	Picture         string `json:"picture,omitempty"`
 }

@@ -120,15 +120,17 @@ type Server struct {
 	EmailsURL    string // github only
 	Issuer       string // google only: the ID token issuer
 
-	opts   options
-	flavor flavor
-	oidc   *mockoidc.MockOIDC // google only
-	oidcMu sync.Mutex         // mockoidc's session store is not safe for concurrent use
+	opts     options
+	flavor   flavor
+	oidc     *mockoidc.MockOIDC // google only
+	oidcMu   sync.Mutex         // mockoidc's session store is not safe for concurrent use
+	idChange IDTokenChange      // google: of the token request being answered (under oidcMu)
 
 	mu          sync.Mutex
 	queue       []queued
 	failToken   int
 	failProfile int
+	idChanges   []IDTokenChange // google: changes of the next ID tokens, in order
 	codes       map[string]grant
 	tokens      map[string]session
 
@@ -243,6 +245,45 @@ func (s *Server) FailNextToken() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failToken++
+}
+
+// IDTokenChange is a fault in the ID token a google stand-in issues.
+type IDTokenChange int
+
+const (
+	// IDTokenMissing: the token response carries no id_token.
+	IDTokenMissing IDTokenChange = iota + 1
+	// IDTokenExpired: exp an hour in the past.
+	IDTokenExpired
+	// IDTokenNoExpiry: no exp claim.
+	IDTokenNoExpiry
+	// IDTokenOtherAudience: aud (and azp) another client.
+	IDTokenOtherAudience
+	// IDTokenOtherParty: aud this client and another, azp the other one.
+	IDTokenOtherParty
+	// IDTokenNoPartyManyAudiences: aud this client and another, no azp.
+	IDTokenNoPartyManyAudiences
+)
+
+// AlterNextIDToken makes the next token answer of a google stand-in carry an
+// ID token with change (by default the ID token is Google's: iss, aud and azp
+// the client, exp an hour ahead). Calls queue up.
+func (s *Server) AlterNextIDToken(change IDTokenChange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idChanges = append(s.idChanges, change)
+}
+
+// nextIDChange pops the change of the next ID token (0 for none).
+func (s *Server) nextIDChange() IDTokenChange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.idChanges) == 0 {
+		return 0
+	}
+	c := s.idChanges[0]
+	s.idChanges = s.idChanges[1:]
+	return c
 }
 
 // FailNextProfile makes the next request to a profile endpoint (google
