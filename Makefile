@@ -50,8 +50,10 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} || exit 1; \
 	done
 
-# The cold-start benchmark runs a fixed 300 pairs (yardstick, function) per function:
-# its figures are medians, and a time-based b.N gives too few on a busy machine.
+# The cold-start benchmark runs a fixed 300 pairs (hello world, function) per function
+# and prints, per function, the median of (time to first response - hello world's)
+# against the 10 ms target and the stripped linux/arm64 size against 15 MB: medians of
+# pairs need a fixed count, a time-based b.N gives too few on a busy machine.
 bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \

@@ -13,20 +13,24 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/mediacatalog/service/shared/config"
 )
 
 const dynaliteReadyTimeout = time.Minute
 
-// Dynalite returns DYNAMODB_ENDPOINT when it is set. Otherwise it installs
-// infra/dynalite's locked dependencies if needed (npm ci) and starts dynalite on a free
-// loopback port: persistent in Dir/dynamo, or in memory when ephemeral.
+// Dynalite returns the DynamoDB endpoint the environment names
+// (config.DynamoEndpointEnv: AWS_ENDPOINT_URL_DYNAMODB, DYNAMODB_ENDPOINT, ...) when it
+// names one. Otherwise it installs infra/dynalite's locked dependencies if needed (npm
+// ci) and starts dynalite on a free loopback port: persistent in Dir/dynamo, or in
+// memory when ephemeral.
 func Dynalite(ctx context.Context, opts Options) (*Service, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("start dynalite: %w", err)
 	}
-	if endpoint := opts.Getenv("DYNAMODB_ENDPOINT"); endpoint != "" {
-		opts.logf("dynalite: using DYNAMODB_ENDPOINT %s from the environment", endpoint)
+	if endpoint := config.FirstEnv(opts.Getenv, config.DynamoEndpointEnv); endpoint != "" {
+		opts.logf("dynalite: using the DynamoDB endpoint %s from the environment", endpoint)
 		return external("dynalite", endpoint), nil
 	}
 	svc, err := startDynalite(ctx, opts)
@@ -44,7 +48,7 @@ func startDynalite(ctx context.Context, opts Options) (*Service, error) {
 	pkg := filepath.Join(root, "infra", "dynalite")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		return nil, errors.New("node not found on PATH: install Node.js 20 or newer, or set DYNAMODB_ENDPOINT")
+		return nil, errors.New("node not found on PATH: install Node.js 20 or newer, or set AWS_ENDPOINT_URL_DYNAMODB")
 	}
 	if err := installDynalite(ctx, opts, pkg); err != nil {
 		return nil, err
@@ -100,7 +104,7 @@ func startDynalite(ctx context.Context, opts Options) (*Service, error) {
 func installDynalite(ctx context.Context, opts Options, pkg string) error {
 	if err := NPMInstall(ctx, opts.Log, pkg, filepath.Join("dynalite", "cli.js")); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return errors.New("npm not found on PATH: install Node.js 20 or newer with npm, or set DYNAMODB_ENDPOINT")
+			return errors.New("npm not found on PATH: install Node.js 20 or newer with npm, or set AWS_ENDPOINT_URL_DYNAMODB")
 		}
 		return err
 	}

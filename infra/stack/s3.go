@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/johannesboyne/gofakes3"
@@ -19,19 +16,22 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/s3store"
 )
 
-// S3 returns S3_ENDPOINT when it is set. Otherwise it serves gofakes3 in this process
-// on a free loopback port, backed by Dir/s3.db (or memory when ephemeral), with the
-// bucket named by S3_BUCKET created.
+// S3 returns the S3 endpoint the environment names (config.S3EndpointEnv:
+// AWS_ENDPOINT_URL_S3, S3_ENDPOINT, ...) when it names one. Otherwise it serves
+// gofakes3 in this process on a free loopback port, backed by Dir/s3.db (or memory
+// when ephemeral), with the bucket named by S3_BUCKET created.
 func S3(ctx context.Context, opts Options) (*Service, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("start s3: %w", err)
 	}
-	if endpoint := opts.Getenv("S3_ENDPOINT"); endpoint != "" {
-		opts.logf("s3: using S3_ENDPOINT %s from the environment", endpoint)
+	if endpoint := config.FirstEnv(opts.Getenv, config.S3EndpointEnv); endpoint != "" {
+		opts.logf("s3: using the S3 endpoint %s from the environment", endpoint)
 		return external("s3", endpoint), nil
 	}
 	svc, err := startS3(opts)
@@ -107,13 +107,10 @@ func createBucket(backend gofakes3.Backend, bucket string) error {
 }
 
 // EnsureBucket creates bucket at an S3-compatible endpoint unless it exists. Without
-// AWS credentials in the environment it signs with dummy ones, which local servers
-// accept.
+// AWS credentials in the environment it signs with placeholder ones, which local
+// servers accept.
 func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
-	client, err := s3Client(ctx, endpoint, region)
-	if err != nil {
-		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
-	}
+	client := s3Client(endpoint, region)
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err == nil {
 		return nil
 	}
@@ -123,7 +120,7 @@ func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
 			LocationConstraint: types.BucketLocationConstraint(region),
 		}
 	}
-	_, err = client.CreateBucket(ctx, in)
+	_, err := client.CreateBucket(ctx, in)
 	var owned *types.BucketAlreadyOwnedByYou
 	if err != nil && !errors.As(err, &owned) {
 		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
@@ -133,31 +130,16 @@ func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
 
 // DeleteBucket removes an empty bucket (the tests' own, when they end).
 func DeleteBucket(ctx context.Context, endpoint, region, bucket string) error {
-	client, err := s3Client(ctx, endpoint, region)
-	if err == nil {
-		_, err = client.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
-	}
+	_, err := s3Client(endpoint, region).DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
 	if err != nil {
 		return fmt.Errorf("delete bucket %s: %w", bucket, err)
 	}
 	return nil
 }
 
-// s3Client is an SDK client of an S3-compatible server, addressed path-style.
-func s3Client(ctx context.Context, endpoint, region string) (*s3.Client, error) {
-	awsCfg, err := sdkConfig(ctx, region)
-	if err != nil {
-		return nil, err
-	}
-	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
-		o.UsePathStyle = true
-	}), nil
-}
-
-// dummyCredentials sign requests to local servers, which do not check them.
-var dummyCredentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-
-func awsCredentialsInEnv() bool {
-	return os.Getenv("AWS_ACCESS_KEY_ID") != "" || os.Getenv("AWS_PROFILE") != ""
+// s3Client is the service's own S3 client of an S3-compatible server, addressed
+// path-style.
+func s3Client(endpoint, region string) *s3.Client {
+	cfg := config.Config{AWSRegion: region, S3Endpoint: endpoint}
+	return s3store.NewClient(awsconfig.Load(cfg), cfg)
 }

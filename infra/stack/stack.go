@@ -2,7 +2,8 @@
 // tests: PostgreSQL (a private cluster from the system's binaries), a DynamoDB-compatible
 // server (dynalite, from infra/dynalite) and an S3-compatible server (gofakes3, served
 // in-process). Each one is started only when the environment does not already name it
-// (DATABASE_URL, DYNAMODB_ENDPOINT, S3_ENDPOINT).
+// (DATABASE_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, or their aliases:
+// see config.DynamoEndpointEnv and config.S3EndpointEnv).
 //
 // Child processes run in their own process group, so a terminal's Ctrl-C reaches only
 // the parent, which stops them in order; on Linux they also get a parent-death signal,

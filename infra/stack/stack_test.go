@@ -25,9 +25,9 @@ func noEnv(string) string { return "" }
 
 func TestEnvironmentWins(t *testing.T) {
 	env := map[string]string{
-		"DATABASE_URL":      "postgres://u@db.example:5432/x",
-		"DYNAMODB_ENDPOINT": "http://dynamo.example:8000",
-		"S3_ENDPOINT":       "http://s3.example:9000",
+		"DATABASE_URL":              "postgres://u@db.example:5432/x",
+		"AWS_ENDPOINT_URL_DYNAMODB": "http://dynamo.example:8000",
+		"S3_ENDPOINT":               "http://s3.example:9000", // the older name, an alias
 	}
 	st, err := Start(context.Background(), Options{Ephemeral: true, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
@@ -40,7 +40,7 @@ func TestEnvironmentWins(t *testing.T) {
 		env  string
 	}{
 		{"postgres", st.DatabaseURL, "DATABASE_URL"},
-		{"dynalite", st.DynamoEndpoint, "DYNAMODB_ENDPOINT"},
+		{"dynalite", st.DynamoEndpoint, "AWS_ENDPOINT_URL_DYNAMODB"},
 		{"s3", st.S3Endpoint, "S3_ENDPOINT"},
 	}
 	for _, tt := range tests {

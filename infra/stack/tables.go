@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/dynamo"
 )
 
@@ -19,12 +20,9 @@ import (
 // exist, in the shape the service's stores expect (on-demand billing, string partition
 // key "pk"), waits until they are active and enables TTL on "expires_at". It is for
 // the local stack and the tests: in AWS the SAM template declares the tables. It uses
-// the SDK's dynamodb client, which the functions themselves do not link.
+// the same SDK client as the functions (dynamo.NewClient).
 func EnsureTables(ctx context.Context, endpoint, region string, tables ...string) error {
-	client, err := dynamoClient(ctx, endpoint, region)
-	if err != nil {
-		return err
-	}
+	client := dynamoClient(endpoint, region)
 	for _, name := range tables {
 		if err := ensureTable(ctx, client, name); err != nil {
 			return fmt.Errorf("ensure table %s: %w", name, err)
@@ -35,10 +33,7 @@ func EnsureTables(ctx context.Context, endpoint, region string, tables ...string
 
 // DeleteTables removes the given tables (the tests' own, when they end).
 func DeleteTables(ctx context.Context, endpoint, region string, tables ...string) error {
-	client, err := dynamoClient(ctx, endpoint, region)
-	if err != nil {
-		return err
-	}
+	client := dynamoClient(endpoint, region)
 	var errs []error
 	for _, name := range tables {
 		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}); err != nil {
@@ -50,10 +45,7 @@ func DeleteTables(ctx context.Context, endpoint, region string, tables ...string
 
 // DescribeTable returns a table's description (tests check the tables' shape).
 func DescribeTable(ctx context.Context, endpoint, region, table string) (*types.TableDescription, error) {
-	client, err := dynamoClient(ctx, endpoint, region)
-	if err != nil {
-		return nil, err
-	}
+	client := dynamoClient(endpoint, region)
 	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		return nil, err
@@ -61,16 +53,10 @@ func DescribeTable(ctx context.Context, endpoint, region, table string) (*types.
 	return out.Table, nil
 }
 
-func dynamoClient(ctx context.Context, endpoint, region string) (*dynamodb.Client, error) {
-	awsCfg, err := sdkConfig(ctx, region)
-	if err != nil {
-		return nil, err
-	}
-	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-		}
-	}), nil
+// dynamoClient is the service's own DynamoDB client of endpoint ("" for AWS).
+func dynamoClient(endpoint, region string) *dynamodb.Client {
+	cfg := config.Config{AWSRegion: region, DynamoEndpoint: endpoint}
+	return dynamo.NewClient(awsconfig.Load(cfg), cfg)
 }
 
 func ensureTable(ctx context.Context, client *dynamodb.Client, name string) error {
@@ -123,19 +109,4 @@ func ensureTTL(ctx context.Context, client *dynamodb.Client, name string) error 
 func isUnknownOperation(err error) bool {
 	var apiErr smithy.APIError
 	return errors.As(err, &apiErr) && apiErr.ErrorCode() == "UnknownOperationException"
-}
-
-// sdkConfig is the SDK configuration of the stack's own clients: the region, and the
-// environment's credentials or, without them, placeholder ones that local servers
-// accept.
-func sdkConfig(ctx context.Context, region string) (aws.Config, error) {
-	loadOpts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
-	if !awsCredentialsInEnv() {
-		loadOpts = append(loadOpts, awsconfig.WithCredentialsProvider(dummyCredentials))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("load AWS config: %w", err)
-	}
-	return awsCfg, nil
 }

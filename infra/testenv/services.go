@@ -1,8 +1,9 @@
 // Package testenv is the test harness shared by every package's tests.
 //
 // The backing services come from the environment when it names them (make test starts
-// one stack for the whole run and exports DATABASE_URL, DYNAMODB_ENDPOINT and
-// S3_ENDPOINT). Otherwise each is started on first use, once per test process, on
+// one stack for the whole run and exports DATABASE_URL, AWS_ENDPOINT_URL_DYNAMODB and
+// AWS_ENDPOINT_URL_S3; the older DYNAMODB_ENDPOINT and S3_ENDPOINT are read as
+// aliases). Otherwise each is started on first use, once per test process, on
 // throwaway data, and stopped by Main when the tests end:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/shared/config"
 )
 
 // Main runs the package's tests, stops the services they started, and exits with the
@@ -26,7 +28,7 @@ func Main(m *testing.M) {
 	code := m.Run()
 	for _, svc := range []*service{&postgresService, &dynamoService, &s3Service} {
 		if err := svc.stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "testenv: stop %s: %v\n", svc.env, err)
+			fmt.Fprintf(os.Stderr, "testenv: stop %s: %v\n", svc.env[0], err)
 		}
 	}
 	os.Exit(code)
@@ -55,14 +57,14 @@ func S3Endpoint(t testing.TB) string {
 
 var (
 	mainRunning     atomic.Bool
-	postgresService = service{env: "DATABASE_URL", start: stack.Postgres}
-	dynamoService   = service{env: "DYNAMODB_ENDPOINT", start: stack.Dynalite}
-	s3Service       = service{env: "S3_ENDPOINT", start: stack.S3}
+	postgresService = service{env: []string{"DATABASE_URL"}, start: stack.Postgres}
+	dynamoService   = service{env: config.DynamoEndpointEnv, start: stack.Dynalite}
+	s3Service       = service{env: config.S3EndpointEnv, start: stack.S3}
 )
 
 // service is one backing service, from the environment or started once on demand.
 type service struct {
-	env   string
+	env   []string // the variables that name it, first set wins
 	start func(context.Context, stack.Options) (*stack.Service, error)
 
 	once sync.Once
@@ -72,12 +74,12 @@ type service struct {
 
 func (s *service) endpoint(t testing.TB) string {
 	t.Helper()
-	if v := os.Getenv(s.env); v != "" {
+	if v := config.FirstEnv(os.Getenv, s.env); v != "" {
 		return v
 	}
 	if !mainRunning.Load() {
 		t.Fatalf("testenv: %s is not set, and the service it names is started only under testenv.Main "+
-			"(which stops it): add func TestMain(m *testing.M) { testenv.Main(m) }", s.env)
+			"(which stops it): add func TestMain(m *testing.M) { testenv.Main(m) }", s.env[0])
 	}
 	s.once.Do(func() {
 		s.svc, s.err = s.start(context.Background(), stack.Options{Ephemeral: true, Log: os.Stderr})

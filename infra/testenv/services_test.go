@@ -54,8 +54,8 @@ func TestEnvironmentWins(t *testing.T) {
 		endpoint func(testing.TB) string
 	}{
 		{"DATABASE_URL", DatabaseURL},
-		{"DYNAMODB_ENDPOINT", DynamoEndpoint},
-		{"S3_ENDPOINT", S3Endpoint},
+		{"AWS_ENDPOINT_URL_DYNAMODB", DynamoEndpoint},
+		{"AWS_ENDPOINT_URL_S3", S3Endpoint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {

@@ -12,16 +12,17 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/admincontributors"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/s3store"
-	"github.com/mediacatalog/service/shared/s3store/s3test"
 )
 
 var _ admincontributors.Avatars = (*avatars.Service)(nil)
@@ -122,7 +123,7 @@ func (s *avatarServer) objects(t *testing.T) []string {
 }
 
 // object reads a stored object and checks that its content type is what its bytes are.
-func (s *avatarServer) object(t *testing.T, key string) s3store.Object {
+func (s *avatarServer) object(t *testing.T, key string) catalog.StoredFile {
 	t.Helper()
 	obj, err := s.files.Get(context.Background(), key)
 	if err != nil {

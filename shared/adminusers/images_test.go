@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
 	"github.com/mediacatalog/service/shared/auth"
@@ -28,7 +29,6 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/s3store"
-	"github.com/mediacatalog/service/shared/s3store/s3test"
 )
 
 var _ adminusers.Images = (*avatars.Service)(nil)

@@ -106,7 +106,7 @@ func (a *App) dbOptions() []postgres.Option {
 	if a.Config.DBIAMAuth {
 		opts = append(opts, postgres.WithRDSAuth(postgres.RDSAuth{
 			Region:      a.Config.AWSRegion,
-			Credentials: awsconfig.Load(a.Config.AWSRegion, "", a.Getenv).Credentials,
+			Credentials: awsconfig.FromEnv(a.Config, a.Getenv).Credentials,
 		}))
 	}
 	return opts

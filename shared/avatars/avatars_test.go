@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/s3store"
-	"github.com/mediacatalog/service/shared/s3store/s3test"
 )
 
 // recorder is a Notifier that records the users it is told about and fails when err

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/s3store"
@@ -14,7 +15,8 @@ import (
 // store, and, when notify is set (admin-users), the cdn notifier. Creating the clients
 // reads configuration only; nothing connects before a request needs it.
 func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool) (*Service, error) {
-	files, err := s3store.New(cfg)
+	awsCfg := awsconfig.Load(cfg)
+	files, err := s3store.New(awsCfg, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool
 		FileService: cfg.FileService,
 	}
 	if notify {
-		if d.Notifier, err = NewNotifier(ctx, cfg, &http.Client{Timeout: 10 * time.Second}); err != nil {
+		if d.Notifier, err = NewNotifier(awsCfg, cfg, &http.Client{Timeout: 10 * time.Second}); err != nil {
 			return nil, err
 		}
 	}

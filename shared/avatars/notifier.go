@@ -2,21 +2,22 @@ package avatars
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/mediacatalog/service/shared/awsapi"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/lambdahttp"
 )
 
 // Notifier tells the cdn function that a user's profile image changed, so that it
@@ -33,12 +34,12 @@ const notifyTimeout = 10 * time.Second
 func changePath(userID int64) string { return "/user/avatar/change/" + strconv.FormatInt(userID, 10) }
 
 // NewNotifier returns the notifier cfg.AvatarNotifier names: "lambda" invokes
-// cfg.CDNFunctionName, "http" posts to cfg.CDNURL. client is the HTTP client of the
-// http notifier (http.DefaultClient when nil).
-func NewNotifier(ctx context.Context, cfg config.Config, client *http.Client) (Notifier, error) {
+// cfg.CDNFunctionName with a client of awsCfg, "http" posts to cfg.CDNURL. client is
+// the HTTP client of the http notifier (http.DefaultClient when nil).
+func NewNotifier(awsCfg aws.Config, cfg config.Config, client *http.Client) (Notifier, error) {
 	switch cfg.AvatarNotifier {
 	case "lambda":
-		return NewLambdaNotifier(cfg, "", nil)
+		return NewLambdaNotifier(awsCfg, cfg)
 	case "http":
 		return NewHTTPNotifier(cfg.CDNURL, client)
 	}
@@ -85,37 +86,29 @@ func (n *HTTPNotifier) AvatarChanged(ctx context.Context, userID int64) error {
 	return nil
 }
 
-// LambdaNotifier invokes the cdn function directly (AWS), with the API Gateway v2
-// event that POST /user/avatar/change/<id> would bring. The invocation is synchronous
-// (RequestResponse), so that a failing cdn function is seen and logged by the caller
-// rather than lost in the asynchronous queue; it takes a few milliseconds when the
-// function is warm. A throttled or failed invocation is retried (awsapi): the change
-// is idempotent.
-//
-// It speaks Lambda's Invoke API (POST /2015-03-31/functions/<name>/invocations) as a
-// signed request rather than through the SDK's lambda client: that client's
-// initialisation alone cost admin-users 4 ms of every cold start, for one call.
+// LambdaNotifier invokes the cdn function directly (AWS) through the SDK's Lambda
+// client, with the API Gateway v2 event that POST /user/avatar/change/<id> would bring.
+// The invocation is synchronous (RequestResponse), so that a failing cdn function is
+// seen and logged by the caller rather than lost in the asynchronous queue; it takes a
+// few milliseconds when the function is warm. The SDK's retryer retries a throttled
+// or failed invocation: the change is idempotent.
 type LambdaNotifier struct {
-	api      *awsapi.Client
+	client   *lambda.Client
 	function string
 	now      func() time.Time
 }
 
-// NewLambdaNotifier returns a notifier invoking cfg.CDNFunctionName in cfg.AWSRegion.
-// endpoint overrides Lambda's regional endpoint (tests point it at a stand-in); client
-// is the HTTP client (one with a timeout when nil).
-func NewLambdaNotifier(cfg config.Config, endpoint string, client *http.Client) (*LambdaNotifier, error) {
+// NewLambdaNotifier returns a notifier invoking cfg.CDNFunctionName with awsCfg
+// (awsconfig.Load). cfg.LambdaEndpoint overrides Lambda's endpoint (tests point it at
+// a stand-in).
+func NewLambdaNotifier(awsCfg aws.Config, cfg config.Config) (*LambdaNotifier, error) {
 	if cfg.CDNFunctionName == "" {
 		return nil, errors.New("avatars: CDN_FUNCTION_NAME is required when AVATAR_NOTIFIER=lambda")
 	}
-	if client == nil {
-		client = &http.Client{Timeout: notifyTimeout}
-	}
-	return &LambdaNotifier{
-		api:      awsapi.New("lambda", cfg.AWSRegion, endpoint, os.Getenv, awsapi.WithHTTPClient(client)),
-		function: cfg.CDNFunctionName,
-		now:      time.Now,
-	}, nil
+	client := lambda.NewFromConfig(awsCfg, func(o *lambda.Options) {
+		o.BaseEndpoint = awsconfig.BaseEndpoint(cfg.LambdaEndpoint)
+	})
+	return &LambdaNotifier{client: client, function: cfg.CDNFunctionName, now: time.Now}, nil
 }
 
 // AvatarChanged invokes the cdn function and checks the status its response carries.
@@ -125,75 +118,37 @@ func (n *LambdaNotifier) AvatarChanged(ctx context.Context, userID int64) error 
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("notify avatar change of user %d: "+format, append([]any{userID}, args...)...)
 	}
-	payload, err := json.Marshal(changeEvent(userID, n.now()))
+	id := strconv.FormatInt(userID, 10)
+	now := n.now()
+	payload, err := lambdahttp.Call{
+		Method:         http.MethodPost,
+		RouteKey:       "POST /user/avatar/change/{id}",
+		Path:           changePath(userID),
+		PathParameters: map[string]string{"id": id},
+		UserAgent:      "media-catalog-avatars",
+		RequestID:      "avatar-change-" + id + "-" + strconv.FormatInt(now.UnixNano(), 36),
+		Time:           now,
+	}.Event()
 	if err != nil {
 		return fail("encode event: %w", err)
 	}
-	resp, err := n.api.Do(ctx, awsapi.Request{
-		Method: http.MethodPost,
-		URL:    n.api.Endpoint() + "/2015-03-31/functions/" + url.PathEscape(n.function) + "/invocations",
-		Header: http.Header{"Content-Type": {"application/json"}, "X-Amz-Invocation-Type": {"RequestResponse"}},
-		Body:   payload,
-	}, checkInvoke)
+	out, err := n.client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName:   aws.String(n.function),
+		InvocationType: types.InvocationTypeRequestResponse,
+		Payload:        payload,
+	})
 	if err != nil {
 		return fail("invoke %s: %w", n.function, err)
 	}
-	if fe := resp.Header.Get("X-Amz-Function-Error"); fe != "" {
-		return fail("%s failed (%s): %.500s", n.function, fe, resp.Body)
+	if fe := aws.ToString(out.FunctionError); fe != "" {
+		return fail("%s failed (%s): %.500s", n.function, fe, out.Payload)
 	}
-	var out events.APIGatewayV2HTTPResponse
-	if err := json.Unmarshal(resp.Body, &out); err != nil {
-		return fail("decode the response of %s: %w", n.function, err)
+	status, body, err := lambdahttp.DecodeResponse(out.Payload)
+	if err != nil {
+		return fail("%s: %w", n.function, err)
 	}
-	if out.StatusCode != http.StatusOK {
-		return fail("%s answered %d: %.500s", n.function, out.StatusCode, out.Body)
+	if status != http.StatusOK {
+		return fail("%s answered %d: %.500s", n.function, status, body)
 	}
 	return nil
-}
-
-// checkInvoke reads the Invoke API's errors: the code in X-Amzn-Errortype, a JSON
-// body with the message.
-func checkInvoke(resp *awsapi.Response) error {
-	if resp.Status == http.StatusOK {
-		return nil
-	}
-	code, _, _ := strings.Cut(resp.Header.Get("X-Amzn-Errortype"), ":")
-	if code == "" {
-		return awsapi.Unexpected(resp)
-	}
-	var body struct {
-		Message string `json:"message"`
-	}
-	_ = json.Unmarshal(resp.Body, &body)
-	return &awsapi.Error{Status: resp.Status, Code: code, Message: body.Message,
-		Retryable: code == "TooManyRequestsException" || code == "ServiceException"}
-}
-
-// changeEvent is the API Gateway HTTP API (payload 2.0) event of
-// POST /user/avatar/change/<id>, as the cdn function's adapter expects it.
-func changeEvent(userID int64, now time.Time) events.APIGatewayV2HTTPRequest {
-	const route = "POST /user/avatar/change/{id}"
-	path := changePath(userID)
-	id := strconv.FormatInt(userID, 10)
-	return events.APIGatewayV2HTTPRequest{
-		Version:        "2.0",
-		RouteKey:       route,
-		RawPath:        path,
-		Headers:        map[string]string{"user-agent": "media-catalog-avatars", "content-length": "0"},
-		PathParameters: map[string]string{"id": id},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey:  route,
-			Stage:     "$default",
-			RequestID: "avatar-change-" + id + "-" + strconv.FormatInt(now.UnixNano(), 36),
-			Time:      now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
-			TimeEpoch: now.UnixMilli(),
-			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
-				Method:    http.MethodPost,
-				Path:      path,
-				Protocol:  "HTTP/1.1",
-				SourceIP:  "127.0.0.1",
-				UserAgent: "media-catalog-avatars",
-			},
-		},
-	}
 }

@@ -6,24 +6,27 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/config"
 )
 
-func TestLoad(t *testing.T) {
+func TestFromEnv(t *testing.T) {
 	tests := []struct {
-		name     string
-		env      map[string]string
-		endpoint string
-		wantKey  string
-		wantErr  error
+		name    string
+		env     map[string]string
+		cfg     config.Config
+		wantKey string
+		wantErr error
 	}{
-		{"lambda environment", map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "t"}, "", "AKIA", nil},
-		{"environment wins over stand-in", map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"}, "http://127.0.0.1:9000", "AKIA", nil},
-		{"stand-in without credentials", nil, "http://127.0.0.1:9000", "local", nil},
-		{"AWS without credentials", nil, "", "", awsconfig.ErrNoCredentials},
+		{"lambda environment", map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "t"},
+			config.Config{AWSRegion: "eu-central-1"}, "AKIA", nil},
+		{"environment wins over stand-in", map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"},
+			config.Config{AWSRegion: "eu-central-1", DynamoEndpoint: "http://127.0.0.1:9000"}, "AKIA", nil},
+		{"stand-in without credentials", nil, config.Config{AWSRegion: "eu-central-1", S3Endpoint: "http://127.0.0.1:9000"}, "local", nil},
+		{"AWS without credentials", nil, config.Config{AWSRegion: "eu-central-1"}, "", awsconfig.ErrNoCredentials},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := awsconfig.Load("eu-central-1", tt.endpoint, func(k string) string { return tt.env[k] })
+			cfg := awsconfig.FromEnv(tt.cfg, func(k string) string { return tt.env[k] })
 			if cfg.Region != "eu-central-1" {
 				t.Errorf("region = %q", cfg.Region)
 			}
@@ -35,17 +38,5 @@ func TestLoad(t *testing.T) {
 				t.Errorf("key = %q, want %q", creds.AccessKeyID, tt.wantKey)
 			}
 		})
-	}
-}
-
-func TestEndpoint(t *testing.T) {
-	for _, tt := range []struct{ service, region, want string }{
-		{"dynamodb", "eu-central-1", "https://dynamodb.eu-central-1.amazonaws.com"},
-		{"lambda", "us-east-1", "https://lambda.us-east-1.amazonaws.com"},
-		{"dynamodb", "cn-north-1", "https://dynamodb.cn-north-1.amazonaws.com.cn"},
-	} {
-		if got := awsconfig.Endpoint(tt.service, tt.region); got != tt.want {
-			t.Errorf("Endpoint(%q, %q) = %q, want %q", tt.service, tt.region, got, tt.want)
-		}
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
-	"github.com/mediacatalog/service/shared/s3store"
 )
 
 // DefaultCacheTTL is how long a container serves a cached image without looking again.
@@ -36,7 +36,9 @@ type Users interface {
 
 // Files reads the bucket; *s3store.Store satisfies it.
 type Files interface {
-	Get(ctx context.Context, key string) (s3store.Object, error)
+	// Get returns the object under key; an error wrapping s3store.ErrNotFound when
+	// there is none.
+	Get(ctx context.Context, key string) (catalog.StoredFile, error)
 }
 
 // Invalidator drops paths from the CDN in front of the function; *CloudFront

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/s3store"
 )
@@ -15,13 +16,14 @@ var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES",
 		if err != nil {
 			return nil, err
 		}
-		files, err := s3store.New(a.Config)
+		awsCfg := awsconfig.Load(a.Config)
+		files, err := s3store.New(awsCfg, a.Config)
 		if err != nil {
 			return nil, err
 		}
 		d := Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
 		if a.Config.CloudFrontDistID != "" {
-			cf, err := NewCloudFront(a.Config, "")
+			cf, err := NewCloudFront(awsCfg, a.Config)
 			if err != nil {
 				return nil, err
 			}

@@ -49,14 +49,18 @@ type Config struct {
 	// invocation's deadline minus a second bounds it as well.
 	RequestTimeout time.Duration
 
-	AWSRegion        string
-	DynamoEndpoint   string
-	StateTable       string
-	RateLimitTable   string
-	S3Endpoint       string
-	Bucket           string
-	FileService      bool
-	CloudFrontDistID string
+	AWSRegion string
+	// Endpoint overrides of the AWS clients ("" for AWS itself): stand-ins locally
+	// and in tests. See DynamoEndpointEnv and the others for the variables read.
+	DynamoEndpoint     string
+	S3Endpoint         string
+	CloudFrontEndpoint string
+	LambdaEndpoint     string
+	StateTable         string
+	RateLimitTable     string
+	Bucket             string
+	FileService        bool
+	CloudFrontDistID   string
 
 	JWTSecret       string
 	AccessTokenTTL  time.Duration
@@ -76,6 +80,34 @@ type Config struct {
 	CDNURL          string
 }
 
+// The variables of each AWS client's endpoint override, first set wins: the SDK's
+// standard variable of the service (AWS_ENDPOINT_URL_<SERVICE>, which the SDK's shared
+// configuration also reads), the project's earlier name where there was one (an
+// alias), then the SDK's global AWS_ENDPOINT_URL. The configuration reads them itself
+// because a set endpoint changes more than the address: S3 is then addressed
+// path-style, and placeholder credentials are used when the environment has none.
+var (
+	DynamoEndpointEnv     = []string{"AWS_ENDPOINT_URL_DYNAMODB", "DYNAMODB_ENDPOINT", "AWS_ENDPOINT_URL"}
+	S3EndpointEnv         = []string{"AWS_ENDPOINT_URL_S3", "S3_ENDPOINT", "AWS_ENDPOINT_URL"}
+	CloudFrontEndpointEnv = []string{"AWS_ENDPOINT_URL_CLOUDFRONT", "AWS_ENDPOINT_URL"}
+	LambdaEndpointEnv     = []string{"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"}
+)
+
+// FirstEnv is the value of the first of names that is set.
+func FirstEnv(getenv func(string) string, names []string) string {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// AWSEndpointSet reports whether any AWS client talks to an endpoint override.
+func (c Config) AWSEndpointSet() bool {
+	return c.DynamoEndpoint != "" || c.S3Endpoint != "" || c.CloudFrontEndpoint != "" || c.LambdaEndpoint != ""
+}
+
 // Local reports whether the service runs as a local development instance.
 func (c Config) Local() bool { return c.Env == "local" }
 
@@ -91,10 +123,12 @@ func Load(getenv func(string) string) (Config, error) {
 		DBMaxConns:           p.int("DB_MAX_CONNS", 0),
 		DBIAMAuth:            p.bool("DB_IAM_AUTH", false),
 		AWSRegion:            p.str("AWS_REGION", "us-east-1"),
-		DynamoEndpoint:       getenv("DYNAMODB_ENDPOINT"),
+		DynamoEndpoint:       FirstEnv(getenv, DynamoEndpointEnv),
+		S3Endpoint:           FirstEnv(getenv, S3EndpointEnv),
+		CloudFrontEndpoint:   FirstEnv(getenv, CloudFrontEndpointEnv),
+		LambdaEndpoint:       FirstEnv(getenv, LambdaEndpointEnv),
 		StateTable:           p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
 		RateLimitTable:       p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
-		S3Endpoint:           getenv("S3_ENDPOINT"),
 		Bucket:               p.str("S3_BUCKET", "media-catalog-images"),
 		FileService:          p.bool("FILE_SERVICE", false),
 		CloudFrontDistID:     getenv("CLOUDFRONT_DISTRIBUTION_ID"),

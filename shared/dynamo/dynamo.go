@@ -1,5 +1,5 @@
-// Package dynamo is the DynamoDB adapter: a client of DynamoDB's JSON protocol and the
-// stores kept there, the OAuth state tokens and the OAuth rate limiter. Both tables
+// Package dynamo is the DynamoDB adapter: the stores kept there through the SDK's
+// DynamoDB client, the OAuth state tokens and the OAuth rate limiter. Both tables
 // have a string partition key "pk" and a TTL on "expires_at" (unix seconds); TTL
 // deletion is lazy, so the stores check expiry themselves. The tables themselves are
 // declared by the SAM template in AWS and created by infra/stack locally.

@@ -6,21 +6,19 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-)
 
-// Decision is the outcome of one rate-limited request.
-type Decision struct {
-	Allowed    bool
-	Limit      int
-	Remaining  int           // requests left in the window after this one
-	Reset      time.Time     // end of the current window
-	RetryAfter time.Duration // until Reset when refused; zero when allowed
-}
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mediacatalog/service/shared/catalog"
+)
 
 // RateLimiter counts requests per key in fixed windows, one counter item per key and
 // window, shared by every Lambda instance.
 type RateLimiter struct {
-	client *Client
+	client *dynamodb.Client
 	table  string
 	limit  int
 	window int64 // seconds
@@ -37,7 +35,7 @@ func WithClock(now func() time.Time) LimiterOption {
 
 // NewRateLimiter admits limit requests per key in each window (whole seconds, at
 // least one), windows aligned to the Unix epoch.
-func NewRateLimiter(client *Client, table string, limit int, window time.Duration, opts ...LimiterOption) (*RateLimiter, error) {
+func NewRateLimiter(client *dynamodb.Client, table string, limit int, window time.Duration, opts ...LimiterOption) (*RateLimiter, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("dynamo: rate limit %d: must be at least 1", limit)
 	}
@@ -54,39 +52,42 @@ func NewRateLimiter(client *Client, table string, limit int, window time.Duratio
 // Allow counts one request for key and says whether it is within the limit. It makes
 // exactly one atomic UpdateItem. Errors are returned as they are: the caller decides to
 // fail closed.
-func (l *RateLimiter) Allow(ctx context.Context, key string) (Decision, error) {
+func (l *RateLimiter) Allow(ctx context.Context, key string) (catalog.RateDecision, error) {
 	if key == "" {
-		return Decision{}, errors.New("dynamo: rate limit: empty key")
+		return catalog.RateDecision{}, errors.New("dynamo: rate limit: empty key")
 	}
 	now := l.now()
 	start := now.Unix() - now.Unix()%l.window
 	reset := time.Unix(start+l.window, 0)
-	var out itemOutput
-	err := l.client.call(ctx, "UpdateItem", updateItemInput{
-		TableName: l.table,
-		Key:       item{KeyAttribute: str(key + "#" + strconv.FormatInt(start, 10))},
-		// The first request of a window sets the expiry; TTL removes the counter later.
-		UpdateExpression: "ADD hits :one SET expires_at = if_not_exists(expires_at, :exp)",
-		ExpressionAttributeValues: item{
-			":one": num(1),
-			":exp": num(reset.Unix()),
+	out, err := l.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(l.table),
+		Key: map[string]types.AttributeValue{
+			KeyAttribute: &types.AttributeValueMemberS{Value: key + "#" + strconv.FormatInt(start, 10)},
 		},
-		ReturnValues: "UPDATED_NEW",
-	}, &out)
+		// The first request of a window sets the expiry; TTL removes the counter later.
+		UpdateExpression: aws.String("ADD hits :one SET expires_at = if_not_exists(expires_at, :exp)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": &types.AttributeValueMemberN{Value: "1"},
+			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(reset.Unix(), 10)},
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
 	if err != nil {
-		return Decision{}, fmt.Errorf("dynamo: rate limit: %w", err)
+		return catalog.RateDecision{}, fmt.Errorf("dynamo: rate limit: %w", err)
 	}
-	hits, err := out.Attributes.num("hits")
-	if err != nil {
-		return Decision{}, fmt.Errorf("dynamo: rate limit: counter: %w", err)
+	var counter struct {
+		Hits int64 `dynamodbav:"hits"`
 	}
-	if hits < 1 {
-		return Decision{}, errors.New("dynamo: rate limit: no counter in the response")
+	if err := attributevalue.UnmarshalMap(out.Attributes, &counter); err != nil {
+		return catalog.RateDecision{}, fmt.Errorf("dynamo: rate limit: counter: %w", err)
 	}
-	d := Decision{
-		Allowed:   hits <= int64(l.limit),
+	if counter.Hits < 1 {
+		return catalog.RateDecision{}, errors.New("dynamo: rate limit: no counter in the response")
+	}
+	d := catalog.RateDecision{
+		Allowed:   counter.Hits <= int64(l.limit),
 		Limit:     l.limit,
-		Remaining: max(l.limit-int(hits), 0),
+		Remaining: max(l.limit-int(counter.Hits), 0),
 		Reset:     reset,
 	}
 	if !d.Allowed {

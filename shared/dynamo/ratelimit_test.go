@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/dynamo"
 )
 
@@ -91,14 +92,14 @@ func TestRateLimiterWindows(t *testing.T) {
 	steps := []struct {
 		name    string
 		advance time.Duration
-		want    dynamo.Decision
+		want    catalog.RateDecision
 	}{
-		{"first", 0, dynamo.Decision{Allowed: true, Limit: limit, Remaining: 2, Reset: firstReset}},
-		{"second", time.Second, dynamo.Decision{Allowed: true, Limit: limit, Remaining: 1, Reset: firstReset}},
-		{"last allowed", time.Second, dynamo.Decision{Allowed: true, Limit: limit, Remaining: 0, Reset: firstReset}},
-		{"over the limit", 8 * time.Second, dynamo.Decision{Limit: limit, Reset: firstReset, RetryAfter: 40 * time.Second}},
-		{"still over", 39 * time.Second, dynamo.Decision{Limit: limit, Reset: firstReset, RetryAfter: time.Second}},
-		{"next window", time.Second, dynamo.Decision{Allowed: true, Limit: limit, Remaining: 2, Reset: firstReset.Add(window)}},
+		{"first", 0, catalog.RateDecision{Allowed: true, Limit: limit, Remaining: 2, Reset: firstReset}},
+		{"second", time.Second, catalog.RateDecision{Allowed: true, Limit: limit, Remaining: 1, Reset: firstReset}},
+		{"last allowed", time.Second, catalog.RateDecision{Allowed: true, Limit: limit, Remaining: 0, Reset: firstReset}},
+		{"over the limit", 8 * time.Second, catalog.RateDecision{Limit: limit, Reset: firstReset, RetryAfter: 40 * time.Second}},
+		{"still over", 39 * time.Second, catalog.RateDecision{Limit: limit, Reset: firstReset, RetryAfter: time.Second}},
+		{"next window", time.Second, catalog.RateDecision{Allowed: true, Limit: limit, Remaining: 2, Reset: firstReset.Add(window)}},
 	}
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {

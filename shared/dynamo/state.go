@@ -2,105 +2,80 @@ package dynamo
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/mediacatalog/service/shared/awsapi"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mediacatalog/service/shared/catalog"
 )
 
-// ErrInvalidState is returned by Consume for a state token that is unknown, already
-// consumed, expired or malformed.
-var ErrInvalidState = errors.New("dynamo: invalid OAuth state")
-
-// Flow is the OAuth flow a state token was issued for.
-type Flow string
-
-const (
-	FlowLogin Flow = "login"
-	FlowLink  Flow = "link"
-)
-
-// State is a server-side OAuth state token and what it is bound to.
-type State struct {
-	Token     string
-	Provider  string
-	Flow      Flow
-	UserID    string // the user being linked; empty in the login flow
-	Verifier  string // PKCE code verifier
-	ExpiresAt time.Time
-}
-
-// The attributes of a state item besides the key (the token) and expires_at.
-const (
-	attrProvider = "provider"
-	attrFlow     = "flow"
-	attrUserID   = "user_id"
-	attrVerifier = "verifier"
-)
-
-// maxTokenLen bounds what Consume sends to DynamoDB: NewToken makes 43 characters, and
-// a client-supplied state of any other shape is simply invalid.
+// maxTokenLen bounds what Consume sends to DynamoDB: the oauth group makes tokens of
+// 43 characters, and a client-supplied state of any other shape is simply invalid.
 const maxTokenLen = 128
 
-// NewToken returns a fresh state token: 32 random bytes, base64url without padding.
-func NewToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // never fails: crypto/rand.Read crashes the program instead
-	return base64.RawURLEncoding.EncodeToString(b)
+// stateItem is a state as the table holds it.
+type stateItem struct {
+	Token     string `dynamodbav:"pk"`
+	Provider  string `dynamodbav:"provider"`
+	Flow      string `dynamodbav:"flow"`
+	UserID    string `dynamodbav:"user_id,omitempty"`
+	Verifier  string `dynamodbav:"verifier,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expires_at"` // unix seconds, the TTL attribute
 }
 
 // StateStore keeps OAuth state tokens, each usable once.
 type StateStore struct {
-	client *Client
+	client *dynamodb.Client
 	table  string
 }
 
 // NewStateStore returns a store over the given table.
-func NewStateStore(client *Client, table string) *StateStore {
+func NewStateStore(client *dynamodb.Client, table string) *StateStore {
 	return &StateStore{client: client, table: table}
 }
 
 // Put stores a state. ExpiresAt is kept to the second. A token already stored is an
 // error, never an overwrite.
-func (s *StateStore) Put(ctx context.Context, st State) error {
-	if err := st.validate(); err != nil {
+func (s *StateStore) Put(ctx context.Context, st catalog.OAuthState) error {
+	if err := validate(st); err != nil {
 		return fmt.Errorf("dynamo: put OAuth state: %w", err)
 	}
-	it := item{
-		KeyAttribute:     str(st.Token),
-		attrProvider:     str(st.Provider),
-		attrFlow:         str(string(st.Flow)),
-		ExpiresAttribute: num(st.ExpiresAt.Unix()),
+	it, err := attributevalue.MarshalMap(stateItem{
+		Token:     st.Token,
+		Provider:  st.Provider,
+		Flow:      string(st.Flow),
+		UserID:    st.UserID,
+		Verifier:  st.Verifier,
+		ExpiresAt: st.ExpiresAt.Unix(),
+	})
+	if err != nil {
+		return fmt.Errorf("dynamo: put OAuth state: %w", err)
 	}
-	if st.UserID != "" {
-		it[attrUserID] = str(st.UserID)
-	}
-	if st.Verifier != "" {
-		it[attrVerifier] = str(st.Verifier)
-	}
-	err := s.client.call(ctx, "PutItem", putItemInput{
-		TableName:           s.table,
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
 		Item:                it,
-		ConditionExpression: "attribute_not_exists(pk)",
-	}, &struct{}{})
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
 	if err != nil {
 		return fmt.Errorf("dynamo: put OAuth state: %w", err)
 	}
 	return nil
 }
 
-func (st State) validate() error {
+func validate(st catalog.OAuthState) error {
 	switch {
 	case !validToken(st.Token):
 		return errors.New("malformed token")
 	case st.Provider == "":
 		return errors.New("provider missing")
-	case st.Flow != FlowLogin && st.Flow != FlowLink:
+	case st.Flow != catalog.FlowLogin && st.Flow != catalog.FlowLink:
 		return fmt.Errorf("unknown flow %q", st.Flow)
-	case st.Flow == FlowLink && st.UserID == "":
+	case st.Flow == catalog.FlowLink && st.UserID == "":
 		return errors.New("link flow without a user")
 	case st.ExpiresAt.IsZero():
 		return errors.New("expiry missing")
@@ -110,39 +85,42 @@ func (st State) validate() error {
 
 // Consume deletes the state and returns it, in one conditional delete, so a token
 // works once however many requests race with it. An unknown, consumed, expired or
-// malformed token yields ErrInvalidState.
-func (s *StateStore) Consume(ctx context.Context, token string) (State, error) {
+// malformed token yields catalog.ErrInvalidState.
+func (s *StateStore) Consume(ctx context.Context, token string) (catalog.OAuthState, error) {
 	if !validToken(token) {
-		return State{}, ErrInvalidState
+		return catalog.OAuthState{}, catalog.ErrInvalidState
 	}
-	var out itemOutput
-	err := s.client.call(ctx, "DeleteItem", deleteItemInput{
-		TableName:           s.table,
-		Key:                 item{KeyAttribute: str(token)},
-		ConditionExpression: "attribute_exists(pk)",
-		ReturnValues:        "ALL_OLD",
-	}, &out)
-	if awsapi.IsCode(err, "ConditionalCheckFailedException") {
-		return State{}, ErrInvalidState
+	out, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 map[string]types.AttributeValue{KeyAttribute: &types.AttributeValueMemberS{Value: token}},
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+		ReturnValues:        types.ReturnValueAllOld,
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return catalog.OAuthState{}, catalog.ErrInvalidState
 	}
 	if err != nil {
-		return State{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
+		return catalog.OAuthState{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
 	}
-	expires, err := out.Attributes.num(ExpiresAttribute)
-	if err != nil {
-		return State{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
+	var it stateItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return catalog.OAuthState{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
 	}
-	st := State{
-		Token:     out.Attributes.str(KeyAttribute),
-		Provider:  out.Attributes.str(attrProvider),
-		Flow:      Flow(out.Attributes.str(attrFlow)),
-		UserID:    out.Attributes.str(attrUserID),
-		Verifier:  out.Attributes.str(attrVerifier),
-		ExpiresAt: time.Unix(expires, 0),
+	if it.ExpiresAt == 0 {
+		return catalog.OAuthState{}, errors.New("dynamo: consume OAuth state: the item has no expiry")
+	}
+	st := catalog.OAuthState{
+		Token:     it.Token,
+		Provider:  it.Provider,
+		Flow:      catalog.OAuthFlow(it.Flow),
+		UserID:    it.UserID,
+		Verifier:  it.Verifier,
+		ExpiresAt: time.Unix(it.ExpiresAt, 0),
 	}
 	// TTL deletion lags by up to days: an expired item may still be there.
 	if !time.Now().Before(st.ExpiresAt) {
-		return State{}, ErrInvalidState
+		return catalog.OAuthState{}, catalog.ErrInvalidState
 	}
 	return st, nil
 }

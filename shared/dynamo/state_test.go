@@ -2,13 +2,13 @@ package dynamo_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/dynamo"
 )
 
@@ -20,16 +20,16 @@ func TestStateStore(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		state dynamo.State
+		state catalog.OAuthState
 	}{
-		{"login", dynamo.State{Provider: "google", Flow: dynamo.FlowLogin, Verifier: "v-login", ExpiresAt: inTenMinutes}},
-		{"link", dynamo.State{Provider: "github", Flow: dynamo.FlowLink, UserID: "42", Verifier: "v-link", ExpiresAt: inTenMinutes}},
-		{"no verifier", dynamo.State{Provider: "discord", Flow: dynamo.FlowLogin, ExpiresAt: inTenMinutes}},
+		{"login", catalog.OAuthState{Provider: "google", Flow: catalog.FlowLogin, Verifier: "v-login", ExpiresAt: inTenMinutes}},
+		{"link", catalog.OAuthState{Provider: "github", Flow: catalog.FlowLink, UserID: "42", Verifier: "v-link", ExpiresAt: inTenMinutes}},
+		{"no verifier", catalog.OAuthState{Provider: "discord", Flow: catalog.FlowLogin, ExpiresAt: inTenMinutes}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := tt.state
-			want.Token = dynamo.NewToken()
+			want.Token = newToken()
 			if err := store.Put(ctx, want); err != nil {
 				t.Fatalf("Put: %v", err)
 			}
@@ -44,7 +44,7 @@ func TestStateStore(t *testing.T) {
 			if got != want {
 				t.Errorf("Consume = %+v, want %+v", got, want)
 			}
-			if _, err := store.Consume(ctx, want.Token); !errors.Is(err, dynamo.ErrInvalidState) {
+			if _, err := store.Consume(ctx, want.Token); !errors.Is(err, catalog.ErrInvalidState) {
 				t.Errorf("replayed Consume: err = %v, want ErrInvalidState", err)
 			}
 		})
@@ -56,7 +56,7 @@ func TestStateStoreRejects(t *testing.T) {
 	store := dynamo.NewStateStore(client, stateTable)
 	ctx := context.Background()
 
-	expired := dynamo.State{Token: dynamo.NewToken(), Provider: "google", Flow: dynamo.FlowLogin, ExpiresAt: time.Now().Add(-time.Second)}
+	expired := catalog.OAuthState{Token: newToken(), Provider: "google", Flow: catalog.FlowLogin, ExpiresAt: time.Now().Add(-time.Second)}
 	if err := store.Put(ctx, expired); err != nil {
 		t.Fatalf("Put expired: %v", err)
 	}
@@ -65,14 +65,14 @@ func TestStateStoreRejects(t *testing.T) {
 		token string
 	}{
 		{"expired", expired.Token},
-		{"unknown", dynamo.NewToken()},
+		{"unknown", newToken()},
 		{"empty", ""},
 		{"too long", strings.Repeat("a", 129)},
 		{"not base64url", "abc/def+ghi="},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := store.Consume(ctx, tt.token); !errors.Is(err, dynamo.ErrInvalidState) {
+			if _, err := store.Consume(ctx, tt.token); !errors.Is(err, catalog.ErrInvalidState) {
 				t.Errorf("Consume: err = %v, want ErrInvalidState", err)
 			}
 		})
@@ -83,18 +83,18 @@ func TestStateStorePutInvalid(t *testing.T) {
 	client, stateTable, _ := tables(t)
 	store := dynamo.NewStateStore(client, stateTable)
 	ctx := context.Background()
-	valid := dynamo.State{Token: dynamo.NewToken(), Provider: "google", Flow: dynamo.FlowLogin, ExpiresAt: time.Now().Add(time.Minute)}
+	valid := catalog.OAuthState{Token: newToken(), Provider: "google", Flow: catalog.FlowLogin, ExpiresAt: time.Now().Add(time.Minute)}
 
 	tests := []struct {
 		name   string
-		change func(*dynamo.State)
+		change func(*catalog.OAuthState)
 	}{
-		{"no token", func(s *dynamo.State) { s.Token = "" }},
-		{"malformed token", func(s *dynamo.State) { s.Token = "a b" }},
-		{"no provider", func(s *dynamo.State) { s.Provider = "" }},
-		{"unknown flow", func(s *dynamo.State) { s.Flow = "signup" }},
-		{"link without user", func(s *dynamo.State) { s.Flow = dynamo.FlowLink }},
-		{"no expiry", func(s *dynamo.State) { s.ExpiresAt = time.Time{} }},
+		{"no token", func(s *catalog.OAuthState) { s.Token = "" }},
+		{"malformed token", func(s *catalog.OAuthState) { s.Token = "a b" }},
+		{"no provider", func(s *catalog.OAuthState) { s.Provider = "" }},
+		{"unknown flow", func(s *catalog.OAuthState) { s.Flow = "signup" }},
+		{"link without user", func(s *catalog.OAuthState) { s.Flow = catalog.FlowLink }},
+		{"no expiry", func(s *catalog.OAuthState) { s.ExpiresAt = time.Time{} }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +121,7 @@ func TestStateStoreConsumeOnce(t *testing.T) {
 	client, stateTable, _ := tables(t)
 	store := dynamo.NewStateStore(client, stateTable)
 	ctx := context.Background()
-	st := dynamo.State{Token: dynamo.NewToken(), Provider: "google", Flow: dynamo.FlowLogin, ExpiresAt: time.Now().Add(time.Minute)}
+	st := catalog.OAuthState{Token: newToken(), Provider: "google", Flow: catalog.FlowLogin, ExpiresAt: time.Now().Add(time.Minute)}
 	if err := store.Put(ctx, st); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
@@ -139,7 +139,7 @@ func TestStateStoreConsumeOnce(t *testing.T) {
 			switch {
 			case err == nil:
 				consumed++
-			case !errors.Is(err, dynamo.ErrInvalidState):
+			case !errors.Is(err, catalog.ErrInvalidState):
 				t.Errorf("Consume: %v", err)
 			}
 		})
@@ -153,23 +153,20 @@ func TestStateStoreConsumeOnce(t *testing.T) {
 func TestStateStoreInfrastructureError(t *testing.T) {
 	client, _, _ := tables(t)
 	store := dynamo.NewStateStore(client, "no-such-table")
-	_, err := store.Consume(context.Background(), dynamo.NewToken())
-	if err == nil || errors.Is(err, dynamo.ErrInvalidState) {
+	_, err := store.Consume(context.Background(), newToken())
+	if err == nil || errors.Is(err, catalog.ErrInvalidState) {
 		t.Errorf("Consume on a missing table: err = %v, want an infrastructure error", err)
 	}
 }
 
-func TestNewToken(t *testing.T) {
-	seen := make(map[string]bool)
-	for range 100 {
-		tok := dynamo.NewToken()
-		raw, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil || len(raw) != 32 {
-			t.Fatalf("NewToken() = %q: %d bytes, %v; want 32 bytes of base64url", tok, len(raw), err)
-		}
-		if seen[tok] {
-			t.Fatalf("NewToken() repeated %q", tok)
-		}
-		seen[tok] = true
+// The request's context reaches the SDK's call: a cancelled one ends it at once, as an
+// infrastructure error rather than an invalid state.
+func TestStateStoreContext(t *testing.T) {
+	client, stateTable, _ := tables(t)
+	store := dynamo.NewStateStore(client, stateTable)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := store.Consume(ctx, newToken()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Consume with a cancelled context: %v, want context.Canceled", err)
 	}
 }

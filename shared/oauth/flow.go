@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -15,7 +16,6 @@ import (
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
-	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/oauth/providers"
 )
@@ -78,8 +78,8 @@ func (f *flows) provider(r *http.Request) (providers.Provider, bool) {
 }
 
 // callbackURL is the address registered at the provider for a flow's callback.
-func (f *flows) callbackURL(provider string, flow dynamo.Flow) string {
-	if flow == dynamo.FlowLink {
+func (f *flows) callbackURL(provider string, flow catalog.OAuthFlow) string {
+	if flow == catalog.FlowLink {
 		return f.apiURL + "/auth/oauth/link/" + provider + "/callback"
 	}
 	return f.apiURL + "/auth/oauth/" + provider + "/callback"
@@ -88,10 +88,10 @@ func (f *flows) callbackURL(provider string, flow dynamo.Flow) string {
 // begin starts a flow: it stores a fresh state token with a PKCE verifier, sets the
 // state cookie and redirects the browser to the provider's consent page. userID is
 // the user being linked, 0 in the login flow.
-func (f *flows) begin(w http.ResponseWriter, r *http.Request, p providers.Provider, flow dynamo.Flow, userID int64) {
+func (f *flows) begin(w http.ResponseWriter, r *http.Request, p providers.Provider, flow catalog.OAuthFlow, userID int64) {
 	verifier, challenge := providers.PKCE()
-	st := dynamo.State{
-		Token:     dynamo.NewToken(),
+	st := catalog.OAuthState{
+		Token:     NewStateToken(),
 		Provider:  p.Name(),
 		Flow:      flow,
 		Verifier:  verifier,
@@ -120,6 +120,14 @@ func (f *flows) stateCookie(value string, maxAge int) *http.Cookie {
 	}
 }
 
+// NewStateToken returns a fresh state token: 32 random bytes, base64url without
+// padding.
+func NewStateToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails: crypto/rand.Read crashes the program instead
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
 // stateHash is what the state cookie holds for a token.
 func stateHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
@@ -133,34 +141,31 @@ type callbackError struct {
 	err    error
 }
 
-func (e *callbackError) Error() string { return e.reason + ": " + e.err.Error() }
-func (e *callbackError) Unwrap() error { return e.err }
-
 func fail(reason string, err error) *callbackError { return &callbackError{reason: reason, err: err} }
 
 // consume checks the callback's state: present, carried by the same browser (the state
 // cookie), stored and unused (it is consumed here, whatever happens next), unexpired,
 // and issued for this provider and flow. The state cookie is cleared.
-func (f *flows) consume(w http.ResponseWriter, r *http.Request, provider string, flow dynamo.Flow) (dynamo.State, *callbackError) {
+func (f *flows) consume(w http.ResponseWriter, r *http.Request, provider string, flow catalog.OAuthFlow) (catalog.OAuthState, *callbackError) {
 	http.SetCookie(w, f.stateCookie("", -1))
 	token := r.URL.Query().Get("state")
 	if token == "" {
-		return dynamo.State{}, fail(ReasonInvalidState, errors.New("no state in the callback"))
+		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("no state in the callback"))
 	}
 	c, err := r.Cookie(StateCookie)
 	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(stateHash(token))) != 1 {
-		return dynamo.State{}, fail(ReasonInvalidState, errors.New("the state does not match the browser's oauth_state cookie"))
+		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("the state does not match the browser's oauth_state cookie"))
 	}
 	st, err := f.states.Consume(r.Context(), token)
 	switch {
-	case errors.Is(err, dynamo.ErrInvalidState):
-		return dynamo.State{}, fail(ReasonInvalidState, err)
+	case errors.Is(err, catalog.ErrInvalidState):
+		return catalog.OAuthState{}, fail(ReasonInvalidState, err)
 	case err != nil:
-		return dynamo.State{}, fail(ReasonServerError, err)
+		return catalog.OAuthState{}, fail(ReasonServerError, err)
 	case !f.now().Before(st.ExpiresAt):
-		return dynamo.State{}, fail(ReasonInvalidState, errors.New("the state has expired"))
+		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("the state has expired"))
 	case st.Provider != provider || st.Flow != flow:
-		return dynamo.State{}, fail(ReasonInvalidState,
+		return catalog.OAuthState{}, fail(ReasonInvalidState,
 			fmt.Errorf("the state was issued for the %s %s flow, not %s %s", st.Provider, st.Flow, provider, flow))
 	}
 	return st, nil
@@ -168,7 +173,7 @@ func (f *flows) consume(w http.ResponseWriter, r *http.Request, provider string,
 
 // exchange reads the provider's answer on the callback and trades the code for the
 // user's profile.
-func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provider, st dynamo.State) (catalog.ProviderAccount, *callbackError) {
+func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provider, st catalog.OAuthState) (catalog.ProviderAccount, *callbackError) {
 	q := r.URL.Query()
 	err := providers.CallbackError(q)
 	if err == nil {

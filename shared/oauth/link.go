@@ -9,7 +9,6 @@ import (
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
-	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
@@ -28,7 +27,7 @@ func handleLinkStart(f *flows, sessions Sessions) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		f.begin(w, r, p, dynamo.FlowLink, user.UserID)
+		f.begin(w, r, p, catalog.FlowLink, user.UserID)
 	})
 }
 
@@ -53,7 +52,7 @@ func linkCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store,
 	if !ok {
 		return "", fail(ReasonUnsupportedProvider, fmt.Errorf("link callback of provider %q", r.PathValue("provider")))
 	}
-	st, cerr := f.consume(w, r, p.Name(), dynamo.FlowLink)
+	st, cerr := f.consume(w, r, p.Name(), catalog.FlowLink)
 	if cerr != nil {
 		return "", cerr
 	}

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/mediacatalog/service/shared/dynamo"
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
@@ -18,7 +18,7 @@ func handleLoginStart(f *flows) http.Handler {
 			httpapi.Error(w, r, unsupported())
 			return
 		}
-		f.begin(w, r, p, dynamo.FlowLogin, 0)
+		f.begin(w, r, p, catalog.FlowLogin, 0)
 	})
 }
 
@@ -46,7 +46,7 @@ func loginCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store
 	if !ok {
 		return fail(ReasonUnsupportedProvider, fmt.Errorf("login callback of provider %q", r.PathValue("provider")))
 	}
-	st, cerr := f.consume(w, r, p.Name(), dynamo.FlowLogin)
+	st, cerr := f.consume(w, r, p.Name(), catalog.FlowLogin)
 	if cerr != nil {
 		return cerr
 	}

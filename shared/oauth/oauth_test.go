@@ -11,7 +11,6 @@ import (
 
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
-	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/oauth"
 	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
@@ -310,7 +309,7 @@ func TestStateAttacks(t *testing.T) {
 			return request{cb.RequestURI(), []*http.Cookie{sc}}
 		}, "/login", "oauth_error"},
 		{"forged", func(t *testing.T) request {
-			forged := dynamo.NewToken()
+			forged := oauth.NewStateToken()
 			return request{"/auth/oauth/google/callback?code=abc&state=" + forged, []*http.Cookie{stateCookieFor(forged)}}
 		}, "/login", "oauth_error"},
 		{"malformed", func(t *testing.T) request {

@@ -147,7 +147,7 @@ func TestRateLimiterUnavailable(t *testing.T) {
 	ln := httptest.NewServer(http.NotFoundHandler())
 	dead := ln.URL
 	ln.Close()
-	client := dynamo.NewClient(config.Config{AWSRegion: "us-east-1", DynamoEndpoint: dead})
+	client := testenv.DynamoClient(t, config.Config{AWSRegion: "us-east-1", DynamoEndpoint: dead})
 	limiter, err := dynamo.NewRateLimiter(client, "unreachable", 20, 15*time.Minute)
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,6 @@ import (
 
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
-	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/oauth/providers"
 )
@@ -52,15 +51,15 @@ type Sessions interface {
 
 // States keeps the flows' state tokens; *dynamo.StateStore satisfies it.
 type States interface {
-	Put(ctx context.Context, st dynamo.State) error
-	// Consume returns the state once; dynamo.ErrInvalidState for a token that is
+	Put(ctx context.Context, st catalog.OAuthState) error
+	// Consume returns the state once; catalog.ErrInvalidState for a token that is
 	// unknown, already used or expired.
-	Consume(ctx context.Context, token string) (dynamo.State, error)
+	Consume(ctx context.Context, token string) (catalog.OAuthState, error)
 }
 
 // Limiter counts requests per key; *dynamo.RateLimiter satisfies it.
 type Limiter interface {
-	Allow(ctx context.Context, key string) (dynamo.Decision, error)
+	Allow(ctx context.Context, key string) (catalog.RateDecision, error)
 }
 
 // Deps are what the group needs.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/secrets"
@@ -19,7 +20,8 @@ var Group = app.Group{Name: "oauth", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		dc := dynamo.NewClient(a.Config)
+		awsCfg := awsconfig.Load(a.Config)
+		dc := dynamo.NewClient(awsCfg, a.Config)
 		limiter, err := dynamo.NewRateLimiter(dc, a.Config.RateLimitTable, a.Config.OAuthRateLimit, a.Config.OAuthRateWindow)
 		if err != nil {
 			return nil, err

@@ -1,24 +1,24 @@
 // Package s3store is the S3 adapter: the bucket that holds profile images and
-// contributor avatars, reached through its REST API. Locally and in tests S3_ENDPOINT
-// names an S3-compatible server (gofakes3), addressed path-style.
+// contributor avatars, through the SDK's S3 client. Locally and in tests an endpoint
+// override (AWS_ENDPOINT_URL_S3, or S3_ENDPOINT) names an S3-compatible server
+// (gofakes3), addressed path-style.
 package s3store
 
 import (
+	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/base64"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"os"
+	"io"
 	"strings"
 
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 
-	"github.com/mediacatalog/service/shared/awsapi"
 	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/config"
 )
 
@@ -28,69 +28,40 @@ var ErrNotFound = errors.New("no such object")
 // maxDeleteBatch is the most keys one DeleteObjects request takes.
 const maxDeleteBatch = 1000
 
-// Store is one bucket, reached through S3's REST API as signed requests (see awsapi
-// for why not the SDK's client).
-type Store struct {
-	api  *awsapi.Client
-	base string // the bucket's URL: keys follow after a slash
+// NewClient returns the SDK's S3 client for awsCfg (awsconfig.Load). With
+// cfg.S3Endpoint set it talks to that endpoint path-style (local S3-compatible
+// servers do not serve bucket subdomains); in AWS the SDK addresses the bucket
+// virtual-hosted style.
+func NewClient(awsCfg aws.Config, cfg config.Config) *s3.Client {
+	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		o.BaseEndpoint = awsconfig.BaseEndpoint(cfg.S3Endpoint)
+		o.UsePathStyle = cfg.S3Endpoint != ""
+	})
 }
 
-// Object is a stored object's content and metadata.
-type Object struct {
-	Data        []byte
-	ContentType string
-	ETag        string // as S3 reports it, quotes included
+// Store is one bucket.
+type Store struct {
+	client *s3.Client
+	bucket *string
 }
 
 // New returns a Store for cfg.Bucket. It does not connect: the first request does.
-// In AWS the bucket is addressed virtual-hosted style
-// (https://<bucket>.s3.<region>.amazonaws.com). When cfg.S3Endpoint is set the store
-// talks to that endpoint path-style, and signs with placeholder credentials unless the
-// environment provides real ones (local S3-compatible servers do not check them).
-func New(cfg config.Config) (*Store, error) {
+func New(awsCfg aws.Config, cfg config.Config) (*Store, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("s3store: S3_BUCKET is not set")
 	}
-	// S3 signs the path as sent, without escaping it a second time.
-	api := awsapi.New("s3", cfg.AWSRegion, cfg.S3Endpoint, os.Getenv,
-		awsapi.WithSignerOptions(func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }))
-	base := api.Endpoint() + "/" + cfg.Bucket
-	if cfg.S3Endpoint == "" && !strings.Contains(cfg.Bucket, ".") { // a dotted name breaks the TLS wildcard
-		base = strings.Replace(awsconfig.Endpoint("s3", cfg.AWSRegion), "https://", "https://"+cfg.Bucket+".", 1)
-	}
-	return &Store{api: api, base: base}, nil
-}
-
-// objectURL is the URL of key: each byte outside S3's unreserved set percent-encoded,
-// slashes kept.
-func (s *Store) objectURL(key string) string {
-	var b strings.Builder
-	b.WriteString(s.base)
-	b.WriteByte('/')
-	const hex = "0123456789ABCDEF"
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
-			c == '-', c == '_', c == '.', c == '~', c == '/':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
-	}
-	return b.String()
+	return &Store{client: NewClient(awsCfg, cfg), bucket: aws.String(cfg.Bucket)}, nil
 }
 
 // Put stores data under key with the given content type, replacing any object there.
-// S3 checks the body against the SHA-256 the request is signed with.
 func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
-	_, err := s.api.Do(ctx, awsapi.Request{
-		Method: http.MethodPut,
-		URL:    s.objectURL(key),
-		Header: http.Header{"Content-Type": {contentType}},
-		Body:   data,
-	}, check)
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        s.bucket,
+		Key:           aws.String(key),
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+		ContentType:   aws.String(contentType),
+	})
 	if err != nil {
 		return fmt.Errorf("s3store: put %s: %w", key, err)
 	}
@@ -98,15 +69,28 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 }
 
 // Get returns the object under key; ErrNotFound when there is none.
-func (s *Store) Get(ctx context.Context, key string) (Object, error) {
-	resp, err := s.api.Do(ctx, awsapi.Request{Method: http.MethodGet, URL: s.objectURL(key)}, check)
+func (s *Store) Get(ctx context.Context, key string) (catalog.StoredFile, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: aws.String(key)})
 	if err != nil {
-		if awsapi.IsCode(err, "NoSuchKey") || awsapi.IsCode(err, "NotFound") {
-			return Object{}, fmt.Errorf("s3store: get %s: %w", key, ErrNotFound)
+		if notFound(err) {
+			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, ErrNotFound)
 		}
-		return Object{}, fmt.Errorf("s3store: get %s: %w", key, err)
+		return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, err)
 	}
-	return Object{Data: resp.Body, ContentType: resp.Header.Get("Content-Type"), ETag: resp.Header.Get("ETag")}, nil
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: read: %w", key, err)
+	}
+	return catalog.StoredFile{Data: data, ContentType: aws.ToString(out.ContentType), ETag: aws.ToString(out.ETag)}, nil
+}
+
+// notFound reports S3's NoSuchKey, and a 404 without S3's error document (some
+// S3-compatible servers), which the SDK reports as the code NotFound.
+func notFound(err error) bool {
+	var nsk *types.NoSuchKey
+	var apiErr smithy.APIError
+	return errors.As(err, &nsk) || errors.As(err, &apiErr) && apiErr.ErrorCode() == "NotFound"
 }
 
 // Delete removes the objects under keys, in batches of up to 1000 keys per request.
@@ -116,37 +100,21 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 		n := min(len(keys), maxDeleteBatch)
 		batch := keys[:n]
 		keys = keys[n:]
-		req := deleteRequest{Xmlns: xmlns, Quiet: true, Objects: make([]objectID, len(batch))}
+		ids := make([]types.ObjectIdentifier, len(batch))
 		for i, k := range batch {
-			req.Objects[i].Key = k
+			ids[i].Key = aws.String(k)
 		}
-		body, err := xml.Marshal(req)
-		if err != nil {
-			return fmt.Errorf("s3store: delete: encode: %w", err)
-		}
-		sum := md5.Sum(body) // DeleteObjects requires Content-MD5
-		resp, err := s.api.Do(ctx, awsapi.Request{
-			Method: http.MethodPost,
-			URL:    s.base + "/?delete=",
-			Header: http.Header{
-				"Content-Type": {"application/xml"},
-				"Content-Md5":  {base64.StdEncoding.EncodeToString(sum[:])},
-			},
-			Body: body,
-		}, check)
+		out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+			Bucket: s.bucket,
+			Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+		})
 		if err != nil {
 			return fmt.Errorf("s3store: delete %s: %w", strings.Join(batch, ", "), err)
-		}
-		var out struct {
-			Errors []struct{ Key, Code, Message string } `xml:"Error"`
-		}
-		if err := xml.Unmarshal(resp.Body, &out); err != nil {
-			return fmt.Errorf("s3store: delete %s: decode the answer: %w", strings.Join(batch, ", "), err)
 		}
 		if len(out.Errors) > 0 {
 			errs := make([]error, len(out.Errors))
 			for i, e := range out.Errors {
-				errs[i] = fmt.Errorf("s3store: delete %s: %s: %s", e.Key, e.Code, e.Message)
+				errs[i] = fmt.Errorf("s3store: delete %s: %s: %s", aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
 			}
 			return errors.Join(errs...)
 		}
@@ -154,63 +122,19 @@ func (s *Store) Delete(ctx context.Context, keys ...string) error {
 	return nil
 }
 
-// List returns the keys under prefix, in lexical order.
+// List returns the keys under prefix, in lexical order (tests clean their buckets
+// with it).
 func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 	var keys []string
-	q := url.Values{"list-type": {"2"}, "prefix": {prefix}}
-	for {
-		resp, err := s.api.Do(ctx, awsapi.Request{Method: http.MethodGet, URL: s.base + "/?" + q.Encode()}, check)
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: s.bucket, Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("s3store: list %s: %w", prefix, err)
 		}
-		var page struct {
-			Contents  []struct{ Key string }
-			Truncated bool   `xml:"IsTruncated"`
-			Next      string `xml:"NextContinuationToken"`
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
 		}
-		if err := xml.Unmarshal(resp.Body, &page); err != nil {
-			return nil, fmt.Errorf("s3store: list %s: decode the answer: %w", prefix, err)
-		}
-		for _, c := range page.Contents {
-			keys = append(keys, c.Key)
-		}
-		if !page.Truncated || page.Next == "" {
-			return keys, nil
-		}
-		q.Set("continuation-token", page.Next)
 	}
-}
-
-// xmlns is the namespace of S3's XML documents.
-const xmlns = "http://s3.amazonaws.com/doc/2006-03-01/"
-
-type (
-	deleteRequest struct {
-		XMLName xml.Name   `xml:"Delete"`
-		Xmlns   string     `xml:"xmlns,attr"`
-		Quiet   bool       `xml:"Quiet"`
-		Objects []objectID `xml:"Object"`
-	}
-	objectID struct {
-		Key string `xml:"Key"`
-	}
-)
-
-// retryCodes are S3's error codes that another attempt may get past (beyond 5xx).
-var retryCodes = map[string]bool{"SlowDown": true, "RequestTimeout": true, "InternalError": true}
-
-// check reads S3's error answers: <Error><Code>…</Code><Message>…</Message></Error>.
-// A 404 without S3's error document (some S3-compatible servers) is NotFound.
-func check(resp *awsapi.Response) error {
-	if resp.Status >= 200 && resp.Status < 300 {
-		return nil
-	}
-	var e struct{ Code, Message string }
-	if err := xml.Unmarshal(resp.Body, &e); err != nil || e.Code == "" {
-		if resp.Status == http.StatusNotFound {
-			return &awsapi.Error{Status: resp.Status, Code: "NotFound", Message: "not found"}
-		}
-		return awsapi.Unexpected(resp)
-	}
-	return &awsapi.Error{Status: resp.Status, Code: e.Code, Message: e.Message, Retryable: retryCodes[e.Code]}
+	return keys, nil
 }

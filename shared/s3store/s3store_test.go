@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/s3store"
-	"github.com/mediacatalog/service/shared/s3store/s3test"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -21,15 +21,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/config"
 )
 
 // Variables read here.
 const (
 	// ARNsVariable lists the secrets to read.
 	ARNsVariable = "SECRETS_ARN"
-	// EndpointVariable overrides Secrets Manager's endpoint (a stand-in in tests).
-	EndpointVariable = "SECRETSMANAGER_ENDPOINT"
+	// EndpointVariable overrides Secrets Manager's endpoint (a stand-in in tests):
+	// the SDK's standard name; SECRETSMANAGER_ENDPOINT is read as an alias.
+	EndpointVariable = "AWS_ENDPOINT_URL_SECRETS_MANAGER"
 )
+
+// EndpointEnv are the variables of Secrets Manager's endpoint override, first set wins.
+var EndpointEnv = []string{EndpointVariable, "SECRETSMANAGER_ENDPOINT", "AWS_ENDPOINT_URL"}
 
 // fetchTimeout bounds the start-up reads: Lambda's init phase has 10 s in all.
 const fetchTimeout = 5 * time.Second
@@ -52,8 +57,8 @@ func Environment(ctx context.Context, getenv func(string) string) (func(string) 
 	if region == "" {
 		region = "us-east-1"
 	}
-	endpoint := getenv(EndpointVariable)
-	client := secretsmanager.NewFromConfig(awsconfig.Load(region, endpoint, getenv), func(o *secretsmanager.Options) {
+	endpoint := config.FirstEnv(getenv, EndpointEnv)
+	client := secretsmanager.NewFromConfig(awsconfig.ForEndpoint(region, endpoint, getenv), func(o *secretsmanager.Options) {
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

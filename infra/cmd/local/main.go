@@ -88,10 +88,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		"AWS_SECRET_ACCESS_KEY": "local",
 	}
 	fixed := map[string]string{
-		"PORT":              strconv.Itoa(*port),
-		"DATABASE_URL":      st.DatabaseURL,
-		"DYNAMODB_ENDPOINT": st.DynamoEndpoint,
-		"S3_ENDPOINT":       st.S3Endpoint,
+		"PORT":                      strconv.Itoa(*port),
+		"DATABASE_URL":              st.DatabaseURL,
+		"AWS_ENDPOINT_URL_DYNAMODB": st.DynamoEndpoint,
+		"AWS_ENDPOINT_URL_S3":       st.S3Endpoint,
 	}
 	var logins []string // how to log in with each provider
 	if env := getenv("DB_ENV"); env == "" || env == "local" {
@@ -192,8 +192,8 @@ func writeEnvFile(path string, cfg config.Config) error {
 	lines := []string{
 		"DB_ENV=local",
 		"DATABASE_URL=" + cfg.DatabaseURL,
-		"DYNAMODB_ENDPOINT=" + cfg.DynamoEndpoint,
-		"S3_ENDPOINT=" + cfg.S3Endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + cfg.DynamoEndpoint,
+		"AWS_ENDPOINT_URL_S3=" + cfg.S3Endpoint,
 		"S3_BUCKET=" + cfg.Bucket,
 		"PORT=" + strconv.Itoa(cfg.Port),
 	}

@@ -4,7 +4,8 @@
 //
 //	go run ./infra/cmd/withstack [-dir .local] [-ephemeral] -- cmd args...
 //
-// It exports DATABASE_URL, DYNAMODB_ENDPOINT, S3_ENDPOINT and S3_BUCKET (and dummy AWS
+// It exports DATABASE_URL, the AWS SDK's standard endpoint variables
+// AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_S3, and S3_BUCKET (and placeholder AWS
 // credentials and region when unset), and creates the DynamoDB tables and the bucket.
 // Services already named by the environment are used as they are.
 package main
@@ -125,7 +126,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // childEnv is this process's environment with the services' addresses, the bucket, and
-// dummy AWS settings where none are set; cfg is the service's configuration read from it.
+// placeholder AWS settings where none are set; cfg is the service's configuration read from it.
 func childEnv(ep stack.Endpoints) (env map[string]string, cfg config.Config, err error) {
 	env = make(map[string]string)
 	for _, kv := range os.Environ() {
@@ -134,8 +135,8 @@ func childEnv(ep stack.Endpoints) (env map[string]string, cfg config.Config, err
 		}
 	}
 	env["DATABASE_URL"] = ep.DatabaseURL
-	env["DYNAMODB_ENDPOINT"] = ep.DynamoEndpoint
-	env["S3_ENDPOINT"] = ep.S3Endpoint
+	env["AWS_ENDPOINT_URL_DYNAMODB"] = ep.DynamoEndpoint
+	env["AWS_ENDPOINT_URL_S3"] = ep.S3Endpoint
 	for k, v := range map[string]string{
 		"AWS_ACCESS_KEY_ID":     "local",
 		"AWS_SECRET_ACCESS_KEY": "local",

@@ -20,9 +20,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // start a stack of its own.
 func sharedServices(t *testing.T) (map[string]string, func(string) string) {
 	env := map[string]string{
-		"DATABASE_URL":      testenv.DatabaseURL(t),
-		"DYNAMODB_ENDPOINT": testenv.DynamoEndpoint(t),
-		"S3_ENDPOINT":       testenv.S3Endpoint(t),
+		"DATABASE_URL":              testenv.DatabaseURL(t),
+		"AWS_ENDPOINT_URL_DYNAMODB": testenv.DynamoEndpoint(t),
+		"AWS_ENDPOINT_URL_S3":       testenv.S3Endpoint(t),
 	}
 	return env, func(k string) string { return env[k] }
 }
@@ -37,8 +37,8 @@ func TestRun(t *testing.T) {
 	}{
 		{
 			name:    "exports the services",
-			args:    []string{"--", "sh", "-c", `echo "$DATABASE_URL $DYNAMODB_ENDPOINT $S3_ENDPOINT $S3_BUCKET"`},
-			wantOut: env["DATABASE_URL"] + " " + env["DYNAMODB_ENDPOINT"] + " " + env["S3_ENDPOINT"] + " media-catalog-images\n",
+			args:    []string{"--", "sh", "-c", `echo "$DATABASE_URL $AWS_ENDPOINT_URL_DYNAMODB $AWS_ENDPOINT_URL_S3 $S3_BUCKET"`},
+			wantOut: env["DATABASE_URL"] + " " + env["AWS_ENDPOINT_URL_DYNAMODB"] + " " + env["AWS_ENDPOINT_URL_S3"] + " media-catalog-images\n",
 		},
 		{name: "passes the exit code on", args: []string{"--", "sh", "-c", "exit 3"}, wantErr: exitCode(3)},
 		{name: "command killed by a signal", args: []string{"--", "sh", "-c", "kill -TERM $$"}, wantErr: exitCode(128 + 15)},

@@ -183,12 +183,6 @@ func NewDiscord(t testing.TB, clientID, secret string, opts ...Option) *Server {
 	return New(t, Discord, clientID, secret, opts...)
 }
 
-// NewGitHub starts a github stand-in for the test.
-func NewGitHub(t testing.TB, clientID, secret string, opts ...Option) *Server {
-	t.Helper()
-	return New(t, GitHub, clientID, secret, opts...)
-}
-
 // Start starts a stand-in for provider outside a test, for a local
 // development command. The returned func stops it.
 func Start(provider, clientID, secret string, opts ...Option) (*Server, func(), error) {

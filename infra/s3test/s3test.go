@@ -1,6 +1,7 @@
 // Package s3test gives tests a bucket of their own on the test S3 server
-// (testenv.S3Endpoint: gofakes3, or S3_ENDPOINT), so that tests of several packages
-// running at once never see each other's objects, and a store whose S3 is unreachable.
+// (testenv.S3Endpoint: gofakes3, or AWS_ENDPOINT_URL_S3), so that tests of several
+// packages running at once never see each other's objects, and a store whose S3 is
+// unreachable.
 package s3test
 
 import (
@@ -10,8 +11,11 @@ import (
 	"net"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/s3store"
 )
@@ -23,7 +27,7 @@ func Config(t testing.TB) config.Config {
 	endpoint := testenv.S3Endpoint(t)
 	cfg, err := config.Load(func(k string) string {
 		switch k {
-		case "S3_ENDPOINT":
+		case "AWS_ENDPOINT_URL_S3":
 			return endpoint
 		case "S3_BUCKET":
 			return "t-" + randomHex(8)
@@ -38,10 +42,7 @@ func Config(t testing.TB) config.Config {
 		t.Fatalf("s3test: create bucket: %v", err)
 	}
 	t.Cleanup(func() {
-		store, err := s3store.New(cfg)
-		if err != nil {
-			return
-		}
+		store := newStore(t, cfg, nil)
 		if keys, err := store.List(ctx, ""); err == nil && len(keys) > 0 {
 			_ = store.Delete(ctx, keys...)
 		}
@@ -53,15 +54,11 @@ func Config(t testing.TB) config.Config {
 // NewStore returns a store on a fresh bucket of the test's own (see Config).
 func NewStore(t testing.TB) *s3store.Store {
 	t.Helper()
-	store, err := s3store.New(Config(t))
-	if err != nil {
-		t.Fatalf("s3test: store: %v", err)
-	}
-	return store
+	return newStore(t, Config(t), nil)
 }
 
 // Unreachable returns a store whose endpoint is a closed local port: every request
-// fails to connect.
+// fails to connect, at its first attempt (the SDK's retries would only wait).
 func Unreachable(t testing.TB) *s3store.Store {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -71,7 +68,7 @@ func Unreachable(t testing.TB) *s3store.Store {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	cfg, err := config.Load(func(k string) string {
-		if k == "S3_ENDPOINT" {
+		if k == "AWS_ENDPOINT_URL_S3" {
 			return "http://" + addr
 		}
 		return ""
@@ -79,7 +76,16 @@ func Unreachable(t testing.TB) *s3store.Store {
 	if err != nil {
 		t.Fatalf("s3test: config: %v", err)
 	}
-	store, err := s3store.New(cfg)
+	return newStore(t, cfg, func(c *aws.Config) { c.RetryMaxAttempts = 1 })
+}
+
+func newStore(t testing.TB, cfg config.Config, adjust func(*aws.Config)) *s3store.Store {
+	t.Helper()
+	awsCfg := awsconfig.Load(cfg)
+	if adjust != nil {
+		adjust(&awsCfg)
+	}
+	store, err := s3store.New(awsCfg, cfg)
 	if err != nil {
 		t.Fatalf("s3test: store: %v", err)
 	}
