@@ -18,7 +18,8 @@ const Message = "audit"
 // Record logs that the authenticated user of ctx did action (e.g. "user.edit") to the
 // target of kind (e.g. "user") and id (0 for a new one), with changes: attributes
 // naming what changed (roles granted and taken away, permissions added and removed,
-// new names...). It runs after the write committed.
+// new names...). It runs after the write committed. Records have their own level,
+// httpapi.LevelAudit, which LOG_LEVEL never filters out.
 func Record(ctx context.Context, action, kind string, id int64, changes ...slog.Attr) {
 	var actor int64
 	if p, ok := auth.FromContext(ctx); ok {
@@ -36,5 +37,5 @@ func Record(ctx context.Context, action, kind string, id int64, changes ...slog.
 		}
 		attrs = append(attrs, slog.Group("changes", args...))
 	}
-	httpapi.Logger(ctx).LogAttrs(ctx, slog.LevelInfo, Message, attrs...)
+	httpapi.Logger(ctx).LogAttrs(ctx, httpapi.LevelAudit, Message, attrs...)
 }

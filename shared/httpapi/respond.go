@@ -144,6 +144,10 @@ func Required(values ...string) error {
 	return nil
 }
 
+// LevelAudit is the level of audit records (package audit): above ERROR, so that no
+// LOG_LEVEL drops them; the functions' JSON logs name it "AUDIT".
+const LevelAudit = slog.Level(16)
+
 // Logger returns the request's logger (with its request id), or the default logger.
 func Logger(ctx interface{ Value(any) any }) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {

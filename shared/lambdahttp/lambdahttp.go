@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -129,10 +130,22 @@ func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *sl
 }
 
 // NewLogger returns the JSON logger the functions use (CloudWatch reads JSON lines).
-func NewLogger(level string) *slog.Logger {
+func NewLogger(level string) *slog.Logger { return newLogger(os.Stderr, level) }
+
+func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: nameAuditLevel}))
+}
+
+// nameAuditLevel writes httpapi.LevelAudit as "AUDIT" (slog would write "ERROR+8").
+func nameAuditLevel(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.LevelKey {
+		if l, ok := a.Value.Any().(slog.Level); ok && l == httpapi.LevelAudit {
+			a.Value = slog.StringValue("AUDIT")
+		}
+	}
+	return a
 }
