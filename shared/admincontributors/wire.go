@@ -18,7 +18,7 @@ var Group = app.Group{Name: "admin-contributors", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		av, err := avatars.FromConfig(ctx, a.Config, db, false)
+		av, err := avatars.FromConfig(ctx, a.Config, db, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
 	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
@@ -74,7 +75,7 @@ func newImgServer(t *testing.T, o imgOptions) *imgServer {
 		Users: s.db.DB, Files: s.files, CacheBytes: 1 << 20,
 	})), quiet))
 	t.Cleanup(s.cdn.Close)
-	notifier, err := avatars.NewHTTPNotifier(s.cdn.URL, s.cdn.Client())
+	notifier, err := cdnnotify.NewHTTPNotifier(s.cdn.URL, s.cdn.Client())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,13 @@ package adminusers
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/secrets"
 )
@@ -18,7 +22,11 @@ var Group = app.Group{Name: "admin-users", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		av, err := avatars.FromConfig(ctx, a.Config, db, true)
+		notifier, err := cdnnotify.NewNotifier(awsconfig.Load(a.Config), a.Config, &http.Client{Timeout: 10 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		av, err := avatars.FromConfig(ctx, a.Config, db, notifier)
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,6 @@ package avatars
 
 import (
 	"context"
-	"net/http"
-	"time"
 
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
@@ -12,9 +10,9 @@ import (
 )
 
 // FromConfig builds the image service of a function from its configuration: the bucket
-// store, and, when notify is set (admin-users), the cdn notifier. Creating the clients
-// reads configuration only; nothing connects before a request needs it.
-func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool) (*Service, error) {
+// store, and notifier (admin-users: cdnnotify's; nil tells nobody). Creating the
+// clients reads configuration only; nothing connects before a request needs it.
+func FromConfig(ctx context.Context, cfg config.Config, store Store, notifier Notifier) (*Service, error) {
 	awsCfg := awsconfig.Load(cfg)
 	files, err := s3store.New(awsCfg, cfg)
 	if err != nil {
@@ -26,11 +24,7 @@ func FromConfig(ctx context.Context, cfg config.Config, store Store, notify bool
 		Limits: images.Limits{MaxBytes: cfg.ImageMaxBytes, MaxPixels: cfg.ImageMaxPixels,
 			MaxDecodedBytes: cfg.ImageMaxDecodedBytes},
 		FileService: cfg.FileService,
-	}
-	if notify {
-		if d.Notifier, err = NewNotifier(awsCfg, cfg, &http.Client{Timeout: 10 * time.Second}); err != nil {
-			return nil, err
-		}
+		Notifier:    notifier,
 	}
 	return New(d), nil
 }

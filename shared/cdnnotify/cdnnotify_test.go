@@ -1,4 +1,4 @@
-package avatars_test
+package cdnnotify_test
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mediacatalog/service/infra/testenv"
-	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/lambdahttp"
@@ -54,7 +54,7 @@ func TestHTTPNotifier(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 
-	n, err := avatars.NewHTTPNotifier(srv.URL+"/", srv.Client())
+	n, err := cdnnotify.NewHTTPNotifier(srv.URL+"/", srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestHTTPNotifier(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	_ = ln.Close()
-	n, err = avatars.NewHTTPNotifier(closed, nil)
+	n, err = cdnnotify.NewHTTPNotifier(closed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestHTTPNotifier(t *testing.T) {
 	}
 
 	for _, bad := range []string{"", "localhost:3000", "ftp://cdn.example", "http://"} {
-		if _, err := avatars.NewHTTPNotifier(bad, nil); err == nil {
+		if _, err := cdnnotify.NewHTTPNotifier(bad, nil); err == nil {
 			t.Errorf("NewHTTPNotifier(%q) accepted it", bad)
 		}
 	}
@@ -151,7 +151,7 @@ func TestLambdaNotifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	awsCfg := awsconfig.Load(cfg)
-	n, err := avatars.NewLambdaNotifier(awsCfg, cfg)
+	n, err := cdnnotify.NewLambdaNotifier(awsCfg, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestLambdaNotifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err = avatars.NewLambdaNotifier(awsCfg, other)
+	n, err = cdnnotify.NewLambdaNotifier(awsCfg, other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,9 +200,9 @@ func TestNewNotifier(t *testing.T) {
 		env  map[string]string
 		want string // the notifier's type, "" for an error
 	}{
-		{"http by default, to the API base", map[string]string{"DB_ENV": "local"}, "*avatars.HTTPNotifier"},
-		{"http to CDN_URL", map[string]string{"AVATAR_NOTIFIER": "http", "CDN_URL": "http://127.0.0.1:3000"}, "*avatars.HTTPNotifier"},
-		{"lambda", map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "cdn"}, "*avatars.LambdaNotifier"},
+		{"http by default, to the API base", map[string]string{"DB_ENV": "local"}, "*cdnnotify.HTTPNotifier"},
+		{"http to CDN_URL", map[string]string{"AVATAR_NOTIFIER": "http", "CDN_URL": "http://127.0.0.1:3000"}, "*cdnnotify.HTTPNotifier"},
+		{"lambda", map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "cdn"}, "*cdnnotify.LambdaNotifier"},
 		{"lambda without a function", map[string]string{"AVATAR_NOTIFIER": "lambda"}, ""},
 	}
 	for _, tc := range tests {
@@ -212,7 +212,7 @@ func TestNewNotifier(t *testing.T) {
 				t.Fatal(err)
 			}
 			awsCfg := awsconfig.Load(cfg)
-			n, err := avatars.NewNotifier(awsCfg, cfg, nil)
+			n, err := cdnnotify.NewNotifier(awsCfg, cfg, nil)
 			got := ""
 			if err == nil {
 				got = typeName(n)
@@ -226,10 +226,10 @@ func TestNewNotifier(t *testing.T) {
 
 func typeName(v any) string {
 	switch v.(type) {
-	case *avatars.HTTPNotifier:
-		return "*avatars.HTTPNotifier"
-	case *avatars.LambdaNotifier:
-		return "*avatars.LambdaNotifier"
+	case *cdnnotify.HTTPNotifier:
+		return "*cdnnotify.HTTPNotifier"
+	case *cdnnotify.LambdaNotifier:
+		return "*cdnnotify.LambdaNotifier"
 	}
 	return "other"
 }

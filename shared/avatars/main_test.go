@@ -1,0 +1,9 @@
+package avatars_test
+
+import (
+	"testing"
+
+	"github.com/mediacatalog/service/infra/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
