@@ -1,14 +1,11 @@
 package oauth_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,31 +13,15 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
-
-// chromium finds Debian's chromium. make test installs it (infra/scripts/tools.sh);
-// in CI its absence fails the test, elsewhere the test is skipped.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed: the browser test needs it in CI (make tools installs it)")
-	}
-	t.Skip("chromium is not installed: skipping the browser test (apt-get install chromium, or make tools)")
-	return ""
-}
 
 // TestBrowserLogin drives headless chromium through a whole login: the service on a
 // loopback server, the discord stand-in showing its consent page, and a stand-in
 // frontend where the flow lands.
 func TestBrowserLogin(t *testing.T) {
-	chrome := chromium(t)
 	frontend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Media Catalog</title><main id="frontend">Media Catalog frontend</main>`)
@@ -70,22 +51,7 @@ func TestBrowserLogin(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e.stand[providertest.Discord].QueueUser(adaDiscord)
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-			defer cancel()
-			allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-				chromedp.ExecPath(chrome),
-				chromedp.Flag("headless", true),
-				chromedp.Flag("no-sandbox", true),
-				chromedp.Flag("disable-gpu", true),
-				chromedp.Flag("disable-background-networking", true),
-				chromedp.Flag("disable-component-update", true),
-				chromedp.Flag("no-first-run", true),
-				chromedp.Flag("disable-sync", true),
-				chromedp.UserDataDir(t.TempDir()),
-			)
-			defer cancelAlloc()
-			browser, cancelBrowser := chromedp.NewContext(allocCtx)
-			defer cancelBrowser()
+			browser := testenv.Browser(t, 90*time.Second)
 
 			if err := chromedp.Do(browser,
 				chromedp.Navigate(apiURL+"/auth/oauth/discord"),
