@@ -76,28 +76,7 @@ func Base64(data []byte) string { return base64.StdEncoding.EncodeToString(data)
 // decoded. Above the pixel limit it must be refused from its header alone.
 func Bomb(t testing.TB, w, h int) []byte {
 	t.Helper()
-	var idat bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&idat, zlib.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := make([]byte, 1+w) // filter byte 0, then w gray pixels
-	for range h {
-		if _, err := zw.Write(row); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var ihdr [13]byte
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
-	ihdr[8], ihdr[9] = 8, 0 // 8-bit grayscale
-	out := []byte("\x89PNG\r\n\x1a\n")
-	out = chunk(out, "IHDR", ihdr[:])
-	out = chunk(out, "IDAT", idat.Bytes())
-	return chunk(out, "IEND", nil)
+	return uniformPNG(t, w, h, 8, 0, 1, 0) // 8-bit grayscale
 }
 
 // Deep is a valid 16-bit RGBA PNG of w x h grey pixels: small once compressed, 8
@@ -105,9 +84,20 @@ func Bomb(t testing.TB, w, h int) []byte {
 // decoded bytes while its pixel count is allowed.
 func Deep(t testing.TB, w, h int) []byte {
 	t.Helper()
+	return uniformPNG(t, w, h, 16, 6, 8, 0x80) // 16-bit RGBA
+}
+
+// uniformPNG is a PNG of w x h pixels whose bytes are all value: bit depth depth,
+// colour type colorType, bytesPerPixel bytes a pixel, rows unfiltered, IDAT
+// compressed as hard as zlib can.
+func uniformPNG(t testing.TB, w, h int, depth, colorType byte, bytesPerPixel int, value byte) []byte {
+	t.Helper()
 	var idat bytes.Buffer
-	zw := zlib.NewWriter(&idat)
-	row := bytes.Repeat([]byte{0x80}, 1+8*w)
+	zw, err := zlib.NewWriterLevel(&idat, zlib.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := bytes.Repeat([]byte{value}, 1+bytesPerPixel*w)
 	row[0] = 0 // filter None
 	for range h {
 		if _, err := zw.Write(row); err != nil {
@@ -120,7 +110,7 @@ func Deep(t testing.TB, w, h int) []byte {
 	var ihdr [13]byte
 	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
 	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
-	ihdr[8], ihdr[9] = 16, 6 // 16-bit RGBA
+	ihdr[8], ihdr[9] = depth, colorType
 	out := []byte("\x89PNG\r\n\x1a\n")
 	out = chunk(out, "IHDR", ihdr[:])
 	out = chunk(out, "IDAT", idat.Bytes())
