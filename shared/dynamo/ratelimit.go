@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -75,19 +74,17 @@ func (l *RateLimiter) Allow(ctx context.Context, key string) (catalog.RateDecisi
 	if err != nil {
 		return catalog.RateDecision{}, fmt.Errorf("dynamo: rate limit: %w", err)
 	}
-	var counter struct {
-		Hits int64 `dynamodbav:"hits"`
-	}
-	if err := attributevalue.UnmarshalMap(out.Attributes, &counter); err != nil {
+	hits, err := itemN(out.Attributes, "hits")
+	if err != nil {
 		return catalog.RateDecision{}, fmt.Errorf("dynamo: rate limit: counter: %w", err)
 	}
-	if counter.Hits < 1 {
+	if hits < 1 {
 		return catalog.RateDecision{}, errors.New("dynamo: rate limit: no counter in the response")
 	}
 	d := catalog.RateDecision{
-		Allowed:   counter.Hits <= int64(l.limit),
+		Allowed:   hits <= int64(l.limit),
 		Limit:     l.limit,
-		Remaining: max(l.limit-int(counter.Hits), 0),
+		Remaining: max(l.limit-int(hits), 0),
 		Reset:     reset,
 	}
 	if !d.Allowed {

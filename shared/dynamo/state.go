@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -18,14 +17,47 @@ import (
 // 43 characters, and a client-supplied state of any other shape is simply invalid.
 const maxTokenLen = 128
 
-// stateItem is a state as the table holds it.
-type stateItem struct {
-	Token     string `dynamodbav:"pk"`
-	Provider  string `dynamodbav:"provider"`
-	Flow      string `dynamodbav:"flow"`
-	UserID    string `dynamodbav:"user_id,omitempty"`
-	Verifier  string `dynamodbav:"verifier,omitempty"`
-	ExpiresAt int64  `dynamodbav:"expires_at"` // unix seconds, the TTL attribute
+// A state as the table holds it: pk (the token), provider, flow, user_id and verifier
+// (absent when empty), expires_at (unix seconds, the TTL attribute).
+
+// stateItem is the item of st.
+func stateItem(st catalog.OAuthState) map[string]types.AttributeValue {
+	it := map[string]types.AttributeValue{
+		KeyAttribute: attrS(st.Token),
+		"provider":   attrS(st.Provider),
+		"flow":       attrS(string(st.Flow)),
+		"expires_at": attrN(st.ExpiresAt.Unix()),
+	}
+	if st.UserID != "" {
+		it["user_id"] = attrS(st.UserID)
+	}
+	if st.Verifier != "" {
+		it["verifier"] = attrS(st.Verifier)
+	}
+	return it
+}
+
+// stateOf reads a state item.
+func stateOf(it map[string]types.AttributeValue) (catalog.OAuthState, error) {
+	var st catalog.OAuthState
+	var flow string
+	var expires int64
+	var err error
+	for name, dst := range map[string]*string{KeyAttribute: &st.Token, "provider": &st.Provider, "flow": &flow,
+		"user_id": &st.UserID, "verifier": &st.Verifier} {
+		if *dst, err = itemS(it, name); err != nil {
+			return catalog.OAuthState{}, err
+		}
+	}
+	if expires, err = itemN(it, "expires_at"); err != nil {
+		return catalog.OAuthState{}, err
+	}
+	if expires == 0 {
+		return catalog.OAuthState{}, errors.New("the item has no expiry")
+	}
+	st.Flow = catalog.OAuthFlow(flow)
+	st.ExpiresAt = time.Unix(expires, 0)
+	return st, nil
 }
 
 // StateStore keeps OAuth state tokens, each usable once.
@@ -45,20 +77,9 @@ func (s *StateStore) Put(ctx context.Context, st catalog.OAuthState) error {
 	if err := validate(st); err != nil {
 		return fmt.Errorf("dynamo: put OAuth state: %w", err)
 	}
-	it, err := attributevalue.MarshalMap(stateItem{
-		Token:     st.Token,
-		Provider:  st.Provider,
-		Flow:      string(st.Flow),
-		UserID:    st.UserID,
-		Verifier:  st.Verifier,
-		ExpiresAt: st.ExpiresAt.Unix(),
-	})
-	if err != nil {
-		return fmt.Errorf("dynamo: put OAuth state: %w", err)
-	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           aws.String(s.table),
-		Item:                it,
+		Item:                stateItem(st),
 		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
 	if err != nil {
@@ -103,20 +124,9 @@ func (s *StateStore) Consume(ctx context.Context, token string) (catalog.OAuthSt
 	if err != nil {
 		return catalog.OAuthState{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
 	}
-	var it stateItem
-	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+	st, err := stateOf(out.Attributes)
+	if err != nil {
 		return catalog.OAuthState{}, fmt.Errorf("dynamo: consume OAuth state: %w", err)
-	}
-	if it.ExpiresAt == 0 {
-		return catalog.OAuthState{}, errors.New("dynamo: consume OAuth state: the item has no expiry")
-	}
-	st := catalog.OAuthState{
-		Token:     it.Token,
-		Provider:  it.Provider,
-		Flow:      catalog.OAuthFlow(it.Flow),
-		UserID:    it.UserID,
-		Verifier:  it.Verifier,
-		ExpiresAt: time.Unix(it.ExpiresAt, 0),
 	}
 	// TTL deletion lags by up to days: an expired item may still be there.
 	if !time.Now().Before(st.ExpiresAt) {
