@@ -3,6 +3,7 @@ package demo_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"testing"
 
 	"github.com/gosimple/slug"
@@ -279,5 +280,92 @@ func TestGenerateRejectsBadArguments(t *testing.T) {
 		if err := demo.Generate(context.Background(), db.DB, tc.client, tc.scale); err == nil {
 			t.Errorf("Generate(client %d, scale %d) succeeded", tc.client, tc.scale)
 		}
+	}
+}
+
+// The bulk load turns foreign key checks off; CheckReferences must find a reference
+// that points nowhere.
+func TestCheckReferences(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	if err := demo.Generate(ctx, db.DB, 2, 30); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		insert string
+		ok     bool
+	}{
+		{"consistent", ``, true},
+		{"a tag that does not exist", `INSERT INTO series_tags (series_id, tag_id)
+			SELECT min(id), 999999999 FROM series`, false},
+		{"a series that does not exist", `INSERT INTO volumes (series_id, number, title)
+			VALUES (999999999, 1, 'Orphan')`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tx, err := db.Pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback(ctx) }()
+			if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+				t.Fatal(err)
+			}
+			if tc.insert != "" {
+				if _, err := tx.Exec(ctx, tc.insert); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := demo.CheckReferences(ctx, tx); (err == nil) != tc.ok {
+				t.Errorf("CheckReferences: %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// A role that is not a superuser cannot turn the triggers off: the generation runs
+// with them and comes out the same.
+func TestGenerateAsOrdinaryRole(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	role := "gen_" + db.Name
+	for _, sql := range []string{
+		`CREATE ROLE ` + role + ` LOGIN PASSWORD 'generator'`,
+		`GRANT ALL ON ALL TABLES IN SCHEMA public TO ` + role,
+		`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ` + role,
+	} {
+		if _, err := db.Pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = db.Pool.Exec(context.Background(), `DROP OWNED BY `+role)
+		_, _ = db.Pool.Exec(context.Background(), `DROP ROLE `+role)
+	})
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "generator")
+	ordinary, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ordinary.Close()
+	var super string
+	if err := ordinary.Pool.QueryRow(ctx, `SELECT current_setting('is_superuser')`).Scan(&super); err != nil || super != "off" {
+		t.Fatalf("is_superuser = %q (%v)", super, err)
+	}
+	const scale = 300
+	if err := demo.Generate(ctx, ordinary, 2, scale); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, db.DB, `SELECT count(*) FROM publishers p WHERE p.client_id = 2
+		AND p.series_count <> (SELECT count(*) FROM series_publishers sp WHERE sp.publisher_id = p.id)`); n != 0 {
+		t.Errorf("%d publishers with a series_count off", n)
+	}
+	if n := count(t, db.DB, `SELECT sum(series_count) FROM publishers WHERE client_id = 2`); n != scale+scale/10 {
+		t.Errorf("links counted: %d, want %d", n, scale+scale/10)
 	}
 }

@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	start := time.Now()
-	if err := demo.Generate(ctx, db, client, *scale); err != nil {
+	if err := demo.Generate(ctx, db, client, *scale, demo.Progress(out)); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "catalog of %d series ready in %s\n", *scale, time.Since(start).Round(time.Millisecond))

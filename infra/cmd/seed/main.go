@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return nil
 	}
 	start = time.Now()
-	if err := demo.Generate(ctx, db, *client, *scale); err != nil {
+	if err := demo.Generate(ctx, db, *client, *scale, demo.Progress(out)); err != nil {
 		return err
 	}
 	c := demo.CountsFor(*scale)

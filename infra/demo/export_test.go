@@ -1,0 +1,4 @@
+package demo
+
+// CheckReferences is checkReferences, for the tests.
+var CheckReferences = checkReferences
