@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +60,7 @@ const client = 2
 // Result is one route's figures.
 type Result struct {
 	Route    string  `json:"route"`
+	Label    string  `json:"label"` // the route with its deep offset named, same at every size
 	Requests int     `json:"requests"`
 	P50      float64 `json:"p50_ms"`
 	P95      float64 `json:"p95_ms"`
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	outFile := fs.String("out", "", "write the results here (JSON)")
 	report := fs.Bool("report", false, "print the table of the result files given as arguments")
 	match := fs.String("match", "", "only the routes containing this text")
+	fresh := fs.Int("fresh", 50, "requests per route on a fresh database connection each (0: none; in-process server only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	base := *url
+	var resetPool func() // closes the server's connections: the next request opens one
 	if base == "" {
 		a := app.New(cfg, lambdahttp.NewLogger("error"))
 		a.Getenv = env
@@ -140,6 +144,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() { _ = lambdahttp.ServeListener(sctx, h, ln, nil) }()
+		served, err := a.DB(ctx)
+		if err != nil {
+			return err
+		}
+		resetPool = served.Pool.Reset
 		base = "http://" + ln.Addr().String()
 	}
 
@@ -153,12 +162,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if !strings.Contains(r, *match) {
 			continue
 		}
-		result, err := measure(ctx, httpc, base+r, admin.Refresh, *n)
+		result, err := measure(ctx, httpc, base+r, admin.Refresh, *n, nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r, err)
 		}
+		result.Route, result.Label = r, label(r)
 		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r, result.P50, result.P95, result.P99, result.Bytes, result.Status)
-		result.Route = r
+		res.Results = append(res.Results, result)
+	}
+	// The same routes, each request on a new connection (a new backend: cold caches,
+	// nothing prepared, the connection's set-up counted in the time).
+	for _, r := range routes {
+		if !strings.Contains(r, *match) || *fresh == 0 || resetPool == nil {
+			continue
+		}
+		result, err := measure(ctx, httpc, base+r, admin.Refresh, *fresh, resetPool)
+		if err != nil {
+			return fmt.Errorf("%s (fresh connection): %w", r, err)
+		}
+		result.Route, result.Label = r+" (fresh connection)", label(r)+" (fresh connection)"
+		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", result.Route, result.P50, result.P95, result.P99, result.Bytes, result.Status)
 		res.Results = append(res.Results, result)
 	}
 	if *outFile == "" {
@@ -215,9 +238,20 @@ func benchRoutes(ctx context.Context, db *postgres.DB) ([]string, error) {
 	return routes, nil
 }
 
-func measure(ctx context.Context, c *http.Client, url, token string, n int) (Result, error) {
+// deepOffset is a deep page's offset in a route, which differs from size to size.
+var deepOffset = regexp.MustCompile(`offset=[1-9][0-9]*`)
+
+// label names a route the same way at every size: its deep offset becomes <last page>.
+func label(route string) string { return deepOffset.ReplaceAllString(route, "offset=<last page>") }
+
+// measure times n sequential requests to url after a warm-up of n/10; before, when not
+// nil, runs ahead of each (untimed).
+func measure(ctx context.Context, c *http.Client, url, token string, n int, before func()) (Result, error) {
 	var r Result
 	once := func() (time.Duration, error) {
+		if before != nil {
+			before()
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return 0, err
@@ -287,11 +321,18 @@ func printReport(out io.Writer, files []string) error {
 		fmt.Fprint(out, "---|")
 	}
 	fmt.Fprintln(out, "---|")
-	for i, first := range runs[0].Results {
-		fmt.Fprintf(out, "| `%s` |", first.Route)
+	key := func(x Result) string {
+		if x.Label != "" {
+			return x.Label
+		}
+		return x.Route
+	}
+	for _, first := range runs[0].Results {
+		fmt.Fprintf(out, "| `%s` |", key(first))
 		var lastP95 float64
 		for _, r := range runs {
-			if i >= len(r.Results) {
+			i := slices.IndexFunc(r.Results, func(x Result) bool { return key(x) == key(first) })
+			if i < 0 {
 				fmt.Fprint(out, " - |")
 				continue
 			}
