@@ -44,11 +44,6 @@ func WithMaxConns(n int32) Option {
 // connection attempt never outlives the request that made it.
 const DefaultConnectTimeout = 5 * time.Second
 
-// WithConnectTimeout sets the connect timeout (the fault tests use a short one).
-func WithConnectTimeout(d time.Duration) Option {
-	return func(c *pgxpool.Config) { c.ConnConfig.ConnectTimeout = d }
-}
-
 // Open creates the pool. It does not connect: the first query does, so a cold start
 // that never touches the database never waits for it.
 func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {

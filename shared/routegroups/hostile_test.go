@@ -34,7 +34,7 @@ type server struct {
 	routes []httpapi.Route
 	cookie *http.Cookie // the demo admin's session (every permission)
 	userID int64
-	logs   *levelCounter
+	logs   *errorRecorder
 }
 
 func newServer(t *testing.T, extra map[string]string) *server {
@@ -66,7 +66,7 @@ func newServer(t *testing.T, extra map[string]string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &levelCounter{}
+	logs := &errorRecorder{}
 	a := app.New(cfg, slog.New(logs))
 	a.Getenv = func(k string) string { return env[k] }
 	a.SetDB(db.DB)
@@ -87,22 +87,16 @@ func newServer(t *testing.T, extra map[string]string) *server {
 	return &server{h: h, db: db, routes: routes, cookie: testenv.SessionCookie(t, sessions, uid), userID: uid, logs: logs}
 }
 
-// levelCounter is a slog handler that counts records per level (and keeps the
-// messages of errors).
-type levelCounter struct {
+// errorRecorder is a slog handler that keeps the messages of error records.
+type errorRecorder struct {
 	mu     sync.Mutex
-	counts map[slog.Level]int
 	errors []string
 }
 
-func (c *levelCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (c *levelCounter) Handle(_ context.Context, r slog.Record) error {
+func (c *errorRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (c *errorRecorder) Handle(_ context.Context, r slog.Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.counts == nil {
-		c.counts = map[slog.Level]int{}
-	}
-	c.counts[r.Level]++
 	if r.Level >= slog.LevelError {
 		msg := r.Message
 		r.Attrs(func(a slog.Attr) bool { msg += " " + a.String(); return true })
@@ -110,13 +104,8 @@ func (c *levelCounter) Handle(_ context.Context, r slog.Record) error {
 	}
 	return nil
 }
-func (c *levelCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *levelCounter) WithGroup(string) slog.Handler      { return c }
-func (c *levelCounter) count(l slog.Level) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.counts[l]
-}
+func (c *errorRecorder) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *errorRecorder) WithGroup(string) slog.Handler      { return c }
 
 // Hostile pieces. Path values are raw (already escaped) URL text.
 var (

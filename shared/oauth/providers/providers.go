@@ -78,7 +78,7 @@ type Provider interface {
 }
 
 // Endpoints are a provider's addresses. Empty fields take the provider's
-// real endpoints (DefaultEndpoints): the consent and token addresses of
+// real endpoints: the consent and token addresses of
 // golang.org/x/oauth2/endpoints, the API addresses of the providers'
 // documentation.
 type Endpoints struct {
@@ -96,15 +96,6 @@ type Credentials struct {
 
 // Names lists the supported providers in a fixed order.
 func Names() []string { return []string{Google, Discord, GitHub} }
-
-// DefaultEndpoints returns the real endpoints of the named provider.
-func DefaultEndpoints(name string) (Endpoints, bool) {
-	s, ok := specFor(name)
-	if !ok {
-		return Endpoints{}, false
-	}
-	return s.defaults, true
-}
 
 // PKCE returns a fresh code verifier (43 characters from 32 random bytes)
 // and its S256 code challenge (RFC 7636).
