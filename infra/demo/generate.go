@@ -161,16 +161,18 @@ var generateSteps = []struct{ name, sql string }{
 		       CASE WHEN l.n % 4 = 0 THEN chr(31) || 'ジェネレーテッド・シリーズ ' || l.n ELSE '' END
 		FROM l CROSS JOIN p`},
 	{"contributors", `
-		INSERT INTO contributors (client_id, first_name, last_name, slug, gender, type, public, created_at)
-		SELECT @client,
-		       (ARRAY['Akira', 'Naoko', 'Hiro', 'Yuki', 'Kenji', 'Mika', 'Taro', 'Rumiko'])[1 + n % 8],
-		       (ARRAY['Tanaka', 'Suzuki', 'Takahashi', 'Watanabe', 'Ito', 'Yamamoto', 'Nakamura', 'Kobayashi'])[1 + (n / 8) % 8] || ' ' || n,
+		INSERT INTO contributors (client_id, first_name, last_name, search, slug, gender, type, public, created_at)
+		SELECT @client, c.first_name, c.last_name, contributor_search_text(c.first_name, c.last_name),
 		       @prefix::text || 'contributor-' || n,
 		       CASE WHEN n % 2 = 0 THEN 'female' ELSE 'male' END,
 		       (ARRAY['author', 'artist', 'translator'])[1 + n % 3],
 		       n % 3 <> 0,
 		       timestamptz '2020-01-01 00:00:00+00' + n * interval '1 minute'
-		FROM generate_series(1, @contributors::int) n`},
+		FROM generate_series(1, @contributors::int) n
+		CROSS JOIN LATERAL (SELECT
+		       (ARRAY['Akira', 'Naoko', 'Hiro', 'Yuki', 'Kenji', 'Mika', 'Taro', 'Rumiko'])[1 + n % 8] AS first_name,
+		       (ARRAY['Tanaka', 'Suzuki', 'Takahashi', 'Watanabe', 'Ito', 'Yamamoto', 'Nakamura', 'Kobayashi'])[1 + (n / 8) % 8]
+		           || ' ' || n AS last_name) c`},
 	// Users are global: their names carry the client so that two generated catalogs
 	// do not collide. They take ids past the demo users', loaded before or after.
 	{"user ids", `

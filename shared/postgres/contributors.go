@@ -34,7 +34,11 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	if q.Descending {
 		order = "c.first_name DESC, c.last_name DESC, c.id DESC"
 	}
-	const filter = `c.client_id = $1 AND ($2 = '' OR c.first_name || ' ' || coalesce(c.last_name, '') ILIKE $3)`
+	// The search matches the kept lowercase full name (migration 00006) with LIKE and a
+	// pattern lowercased by the same lower(): what ILIKE on the full name matched, at a
+	// fraction of the cost per row, with contributors_client_search_trgm for three
+	// letters or more.
+	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))`
 	sql := `
 SELECT
 	(SELECT count(*) FROM contributors c WHERE ` + filter + `) AS total,
@@ -47,8 +51,9 @@ SELECT
 			SELECT c.id, c.first_name, c.last_name, c.slug, c.image,
 				row_number() OVER (ORDER BY ` + order + `) AS n
 			FROM (
-				-- The page's ids first, from contributors_client_order alone (an
-				-- index-only scan: the skipped rows of a deep offset cost no row reads).
+				-- The page's ids first, from contributors_client_order_search alone (an
+				-- index-only scan: the skipped rows of a deep offset, and the search
+				-- text tested on them, cost no row reads).
 				SELECT c.id
 				FROM contributors c
 				WHERE ` + filter + `

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -427,6 +429,69 @@ func TestAddContributor(t *testing.T) {
 			t.Errorf("%d distinct slugs, want %d", n, racers)
 		}
 	})
+}
+
+// TestContributorSearchText: the kept search text (migration 00006) follows every write
+// of a name, a direct write to it is overwritten, and a search matches exactly the
+// contributors that ILIKE on the full name matched, for any pattern.
+func TestContributorSearchText(t *testing.T) {
+	f := newContribFixture(t)
+	ctx := context.Background()
+	steps := []struct{ name, sql string }{
+		{"fixture", ``},
+		{"added", `INSERT INTO contributors (id, client_id, first_name, last_name, slug) VALUES
+			(20, 1, 'Émile', 'ZOLA', 'emile-zola'), (21, 1, 'Ünal', NULL, 'unal')`},
+		{"first name renamed", `UPDATE contributors SET first_name = 'Kazuo' WHERE id = 2`},
+		{"last name cleared", `UPDATE contributors SET last_name = NULL WHERE id = 3`},
+		{"last name set", `UPDATE contributors SET last_name = 'Koike' WHERE id = 4`},
+		{"search written directly", `UPDATE contributors SET search = 'forged' WHERE id = 5`},
+		{"other column only", `UPDATE contributors SET public = true WHERE id = 6`},
+	}
+	for _, step := range steps {
+		if step.sql != "" {
+			contribExec(t, f.db, step.sql)
+		}
+		if n := contribInt(t, f.db, `SELECT count(*) FROM contributors
+			WHERE search IS DISTINCT FROM lower(first_name || ' ' || coalesce(last_name, ''))`); n != 0 {
+			t.Errorf("after %s: %d contributors with a stale search text", step.name, n)
+		}
+	}
+	// Through EditContributor as well.
+	if err := f.db.EditContributor(ctx, 1, contribAlice, catalog.ContributorEdit{FirstName: "Naoki", LastName: nil}); err != nil {
+		t.Fatal(err)
+	}
+	if n := contribInt(t, f.db, `SELECT count(*) FROM contributors WHERE id = 1 AND search = 'naoki '`); n != 1 {
+		t.Error("the search text did not follow EditContributor")
+	}
+
+	for _, search := range []string{"a", "KO", "zola", "émile", "ÉMILE", "Ünal", "ünal", "o k", "kazuo ", "0%", "t_m", "forged", "\\", "x"} {
+		t.Run(search, func(t *testing.T) {
+			var want []int64
+			rows, err := f.db.Pool.Query(ctx, `SELECT id FROM contributors WHERE client_id = 1
+				AND first_name || ' ' || coalesce(last_name, '') ILIKE $1 ORDER BY first_name, last_name, id`,
+				postgres.LikePattern(search))
+			if err == nil {
+				want, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, err := f.db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Search: search, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []int64{}
+			for _, c := range page.Contributors {
+				got = append(got, c.ID)
+			}
+			if want == nil {
+				want = []int64{}
+			}
+			if !slices.Equal(got, want) || page.Total != int64(len(want)) {
+				t.Errorf("ids %v total %d, want %v (what ILIKE matched)", got, page.Total, want)
+			}
+		})
+	}
 }
 
 func contribPtrEqual(a, b *string) bool {

@@ -1,0 +1,4 @@
+package postgres
+
+// LikePattern is likePattern, for the tests that compare a search with ILIKE's answer.
+var LikePattern = likePattern
