@@ -113,31 +113,51 @@ func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publish
 }
 
 // RandomPublisherSlug returns the slug of a publisher of the client picked uniformly
-// at random; apperr.NotFound when the client has none. It skips a random number of
-// entries of the (client_id, name, id) index instead of sorting the table by random().
+// at random; apperr.NotFound when the client has none.
+//
+// It draws ids uniformly between the client's smallest and largest publisher id and
+// takes the first draw that is one of the client's publishers (rejection sampling:
+// every publisher is equally likely), each draw one lookup in publishers_client_id, so
+// the pick costs O(log n) and not the client's size. When all randomProbes draws miss
+// (ids so sparse among other clients' that fewer than about one in four is the
+// client's), it falls back to skipping a random number of entries of the client's name
+// index, which is exact for any spread and costs the skipped entries. COALESCE
+// evaluates the fallback only when the draws found nothing.
 func (db *DB) RandomPublisherSlug(ctx context.Context, client int64) (string, error) {
 	rows, err := db.Pool.Query(ctx, `
-		SELECT slug
-		FROM publishers
-		WHERE id = (
-			SELECT id
-			FROM publishers
-			WHERE client_id = $1
-			ORDER BY client_id, name, id
-			OFFSET (SELECT floor(random() * count(*))::bigint FROM publishers WHERE client_id = $1)
-			LIMIT 1)`, client)
+		SELECT coalesce(
+			(SELECT p.slug
+			 FROM (SELECT b.lo + floor(random() * (b.hi - b.lo + 1))::bigint AS id, k
+			       FROM (SELECT min(id) AS lo, max(id) AS hi FROM publishers WHERE client_id = $1) b,
+			            generate_series(1, $2::int) k) r
+			 JOIN publishers p ON p.client_id = $1 AND p.id = r.id
+			 ORDER BY r.k
+			 LIMIT 1),
+			(SELECT slug
+			 FROM publishers
+			 WHERE id = (
+				SELECT id
+				FROM publishers
+				WHERE client_id = $1
+				ORDER BY client_id, name, id
+				OFFSET (SELECT floor(random() * count(*))::bigint FROM publishers WHERE client_id = $1)
+				LIMIT 1)))`, client, randomProbes)
 	if err != nil {
 		return "", fmt.Errorf("pick a publisher of client %d: %w", client, err)
 	}
-	slug, err := pgx.CollectOneRow(rows, pgx.RowTo[string])
-	if errors.Is(err, pgx.ErrNoRows) {
+	slug, err := pgx.CollectOneRow(rows, pgx.RowTo[*string])
+	if err != nil {
+		return "", fmt.Errorf("pick a publisher of client %d: %w", client, err)
+	}
+	if slug == nil {
 		return "", apperr.New(apperr.NotFound, catalog.MsgPublisherNotFound)
 	}
-	if err != nil {
-		return "", fmt.Errorf("pick a publisher of client %d: %w", client, err)
-	}
-	return slug, nil
+	return *slug, nil
 }
+
+// randomProbes is how many random ids RandomPublisherSlug tries before it falls back
+// to skipping: with a quarter of the id range the client's, all 16 miss 1 time in 100.
+const randomProbes = 16
 
 // linkOrderBy maps the publication orders to ORDER BY clauses over series_publishers
 // sp, whose name and created_at are the series' (see migration 00003): each is the key

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -279,6 +280,48 @@ func TestRandomPublisherSlug(t *testing.T) {
 			t.Errorf("got %q, %v; want third-press", s, err)
 		}
 	})
+	// Uniform however the client's ids are spread: interleaved with another client's
+	// (the random ids find them), and two ids a million apart (every random id misses,
+	// the pick falls back to skipping). 8 standard deviations of slack: a false failure
+	// is below 10^-14.
+	catalogExec(t, db, `
+		INSERT INTO clients (id, name) VALUES (4, 'Interleaved'), (5, 'Other'), (6, 'Sparse');
+		INSERT INTO publishers (id, client_id, name, short_name, slug, country)
+		SELECT n, CASE WHEN n % 2 = 0 THEN 4 ELSE 5 END, 'P' || n, 'P', 'p-' || n, 'Japan'
+		FROM generate_series(5000, 5009) n;
+		INSERT INTO publishers (id, client_id, name, short_name, slug, country) VALUES
+			(6000, 6, 'Early', 'E', 'early', 'Japan'), (1006000, 6, 'Late', 'L', 'late', 'Japan');`)
+	uniform := []struct {
+		name   string
+		client int64
+		slugs  []string
+	}{
+		{"interleaved ids", 4, []string{"p-5000", "p-5002", "p-5004", "p-5006", "p-5008"}},
+		{"ids a million apart", 6, []string{"early", "late"}},
+	}
+	for _, tc := range uniform {
+		t.Run(tc.name, func(t *testing.T) {
+			const perSlug = 200
+			draws := perSlug * len(tc.slugs)
+			got := map[string]int{}
+			for range draws {
+				s, err := db.RandomPublisherSlug(ctx, tc.client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[s]++
+			}
+			sd := math.Sqrt(float64(draws) / float64(len(tc.slugs)) * (1 - 1/float64(len(tc.slugs))))
+			for _, slug := range tc.slugs {
+				if d := math.Abs(float64(got[slug] - perSlug)); d > 8*sd {
+					t.Errorf("%s drawn %d times of %d, want about %d", slug, got[slug], draws, perSlug)
+				}
+			}
+			if len(got) != len(tc.slugs) {
+				t.Errorf("drew %v, want only %v", got, tc.slugs)
+			}
+		})
+	}
 	t.Run("client without publishers", func(t *testing.T) {
 		counter.Reset()
 		_, err := db.RandomPublisherSlug(ctx, 99)
