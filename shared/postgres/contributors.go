@@ -27,8 +27,9 @@ const (
 )
 
 // Contributors returns one page of a client's contributors and the number of all that
-// match, in one query: the total comes from its own aggregate so that a page past the
-// end still reports it.
+// match, in one query: the total comes apart from the page, so that a page past the end
+// still reports it. Without a search it is the client's contributor_count, kept by
+// triggers (migration 00008); a search counts its matches.
 func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
 	order := "c.first_name, c.last_name, c.id"
 	if q.Descending {
@@ -41,7 +42,8 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))`
 	sql := `
 SELECT
-	(SELECT count(*) FROM contributors c WHERE ` + filter + `) AS total,
+	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
+	     ELSE (SELECT count(*) FROM contributors c WHERE ` + filter + `) END AS total,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,

@@ -494,6 +494,38 @@ func TestContributorSearchText(t *testing.T) {
 	}
 }
 
+// TestContributorCount: clients.contributor_count (migration 00008), the total of the
+// list without a search, follows every write that adds, removes or moves contributors.
+func TestContributorCount(t *testing.T) {
+	f := newContribFixture(t)
+	ctx := context.Background()
+	contribExec(t, f.db, `INSERT INTO clients (id, name) VALUES (3, 'Empty')`)
+	steps := []struct{ name, sql string }{
+		{"fixture", ``},
+		{"added", `INSERT INTO contributors (client_id, first_name, slug) VALUES (1, 'A', 'a'), (2, 'B', 'b'), (2, 'C', 'c')`},
+		{"renamed only", `UPDATE contributors SET first_name = first_name || 'x'`},
+		{"moved to another client", `UPDATE contributors SET client_id = 3 WHERE id IN (1, 8)`},
+		{"swapped clients", `UPDATE contributors SET client_id = CASE client_id WHEN 1 THEN 2 ELSE 1 END WHERE client_id IN (1, 2)`},
+		{"deleted", `DELETE FROM contributors WHERE id IN (2, 3)`},
+		{"all of a client deleted", `DELETE FROM contributors WHERE client_id = 3`},
+		{"truncated", `TRUNCATE contributors CASCADE`},
+		{"added after truncate", `INSERT INTO contributors (client_id, first_name, slug) VALUES (1, 'D', 'd')`},
+	}
+	for _, step := range steps {
+		if step.sql != "" {
+			contribExec(t, f.db, step.sql)
+		}
+		if n := contribInt(t, f.db, `SELECT count(*) FROM clients cl
+			WHERE cl.contributor_count <> (SELECT count(*) FROM contributors c WHERE c.client_id = cl.id)`); n != 0 {
+			t.Errorf("after %s: %d clients with a stale contributor_count", step.name, n)
+		}
+	}
+	page, err := f.db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Limit: 0})
+	if err != nil || page.Total != 1 {
+		t.Errorf("total %d, %v; want 1", page.Total, err)
+	}
+}
+
 func contribPtrEqual(a, b *string) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
