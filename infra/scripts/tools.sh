@@ -4,7 +4,33 @@
 # npm (dynalite, the Swagger UI of /docs), PostgreSQL, and for the benchmarks vipsthumbnail (the image
 # pipeline's reference). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
-# Usage: tools.sh run|test|bench
+# Usage: tools.sh run|test|bench|hugepages
+
+# hugepages (make bench-scale): reserve huge pages for PostgreSQL's shared memory, as
+# RDS does by default on its larger instance classes. Without them a new backend's first
+# touch of each 4 kB page of the shared buffers is a page fault, and on a VM those cost
+# enough to triple a fresh connection's first query. The server's default huge_pages=try
+# takes them when they are there. Prints, on stdout, the command that gives the
+# reservation back (the caller runs it at the end); messages go to stderr.
+if [ "${1:-}" = hugepages ]; then
+	want=96 # 2 MB each: 128 MB of shared buffers and the rest of the shared memory
+	f=/proc/sys/vm/nr_hugepages
+	if [ ! -w "$f" ]; then
+		echo "tools: cannot reserve huge pages (needs root on Linux); the fresh-connection figures include page faults" >&2
+		echo ":"
+		exit 0
+	fi
+	have=$(cat "$f")
+	if [ "$have" -ge "$want" ]; then
+		echo ":"
+		exit 0
+	fi
+	echo "$want" >"$f"
+	echo "tools: reserved huge pages for PostgreSQL (vm.nr_hugepages $have -> $(cat "$f")), given back at the end" >&2
+	echo "echo $have >$f"
+	exit 0
+fi
+
 need=()
 case "${1:-test}" in
 test) command -v chromium >/dev/null 2>&1 || need+=(chromium) ;;

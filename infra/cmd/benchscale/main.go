@@ -24,12 +24,15 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/shared/app"
@@ -71,8 +74,12 @@ type Result struct {
 
 // Run is the result file of one size.
 type Run struct {
-	Scale   int      `json:"scale"`
-	Results []Result `json:"results"`
+	Scale int `json:"scale"`
+	// HugePages: the server's shared memory was mapped in huge pages (as on RDS; see
+	// make bench-scale). Without them a new backend's first touch of each 4 kB page of
+	// the shared buffers is a page fault, which the fresh-connection figures then carry.
+	HugePages bool     `json:"huge_pages"`
+	Results   []Result `json:"results"`
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
@@ -158,6 +165,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	httpc := &http.Client{Timeout: 15 * time.Minute}
 	res := Run{Scale: *scale}
+	if res.HugePages, err = sharedMemoryInHugePages(ctx, db); err != nil {
+		fmt.Fprintf(out, "huge pages: cannot tell (%v)\n", err)
+	} else {
+		fmt.Fprintf(out, "huge pages for the shared buffers: %t\n", res.HugePages)
+	}
 	for _, r := range routes {
 		if !strings.Contains(r, *match) {
 			continue
@@ -171,7 +183,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		res.Results = append(res.Results, result)
 	}
 	// The same routes, each request on a new connection (a new backend: cold caches,
-	// nothing prepared, the connection's set-up counted in the time).
+	// nothing prepared, the connection's set-up counted in the time). First the set-up
+	// alone, the floor of every fresh-connection figure on this machine.
+	if *fresh > 0 && resetPool != nil {
+		result, err := connectionSetUp(ctx, cfg.DatabaseURL, *fresh)
+		if err != nil {
+			return fmt.Errorf("connection set-up: %w", err)
+		}
+		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", result.Route, result.P50, result.P95, result.P99)
+		res.Results = append(res.Results, result)
+	}
 	for _, r := range routes {
 		if !strings.Contains(r, *match) || *fresh == 0 || resetPool == nil {
 			continue
@@ -287,11 +308,63 @@ func measure(ctx context.Context, c *http.Client, url, token string, n int, befo
 		}
 		ds = append(ds, float64(d.Microseconds())/1000)
 	}
-	slices.Sort(ds)
-	pct := func(p float64) float64 { return ds[min(len(ds)-1, int(p*float64(len(ds))))] }
-	r.Requests, r.P50, r.P95, r.P99 = n, pct(0.50), pct(0.95), pct(0.99)
+	r.Requests = n
+	r.P50, r.P95, r.P99 = percentiles(ds)
 	return r, nil
 }
+
+// percentiles returns the p50, p95 and p99 of ms (sorted in place).
+func percentiles(ms []float64) (p50, p95, p99 float64) {
+	slices.Sort(ms)
+	pct := func(p float64) float64 { return ms[min(len(ms)-1, int(p*float64(len(ms))))] }
+	return pct(0.50), pct(0.95), pct(0.99)
+}
+
+// connectionSetUp times n new connections to the database, each opened, asked SELECT 1
+// and closed: the part of a fresh-connection request that is the server starting a
+// backend (a fork) and the first round trip, whatever the catalog's size.
+func connectionSetUp(ctx context.Context, url string, n int) (Result, error) {
+	r := Result{Route: "(connection set-up: connect, SELECT 1)", Requests: n}
+	r.Label = r.Route
+	ms := make([]float64, 0, n)
+	for range n {
+		start := time.Now()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return r, err
+		}
+		_, err = conn.Exec(ctx, "SELECT 1")
+		ms = append(ms, float64(time.Since(start).Microseconds())/1000)
+		conn.Close(ctx)
+		if err != nil {
+			return r, err
+		}
+	}
+	r.P50, r.P95, r.P99 = percentiles(ms)
+	return r, nil
+}
+
+// sharedMemoryInHugePages reports whether the server's shared memory is mapped in huge
+// pages: a hugetlb mapping (KernelPageSize 2048 kB) in the postmaster's smaps. Linux,
+// with the server on this machine and a session allowed to read data_directory.
+func sharedMemoryInHugePages(ctx context.Context, db *postgres.DB) (bool, error) {
+	var dir string
+	if err := db.Pool.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return false, err
+	}
+	pidFile, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return false, err
+	}
+	pid, _, _ := strings.Cut(string(pidFile), "\n")
+	smaps, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(pid), "smaps"))
+	if err != nil {
+		return false, err
+	}
+	return hugePageMapping.Match(smaps), nil
+}
+
+var hugePageMapping = regexp.MustCompile(`(?m)^KernelPageSize:\s+2048 kB$`)
 
 // printReport prints a Markdown table: per route, p50/p95/p99 of each file and the growth
 // of p95 from the first file to the last.
@@ -313,7 +386,11 @@ func printReport(out io.Writer, files []string) error {
 	}
 	fmt.Fprint(out, "| route |")
 	for _, r := range runs {
-		fmt.Fprintf(out, " p50/p95/p99 ms at %d |", r.Scale)
+		pages := ""
+		if r.HugePages {
+			pages = ", huge pages"
+		}
+		fmt.Fprintf(out, " p50/p95/p99 ms at %d%s |", r.Scale, pages)
 	}
 	fmt.Fprintln(out, " p95 growth |")
 	fmt.Fprint(out, "|---|")
