@@ -68,6 +68,7 @@ SCALES     ?= 10000 1000000
 # PostgreSQL runs with huge pages when the machine can give them (tools.sh hugepages
 # reserves them for the run and gives them back at the end).
 bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once into $(SCALE_DIR))
+	@bash infra/scripts/tools.sh scale
 	@restore=$$(bash infra/scripts/tools.sh hugepages) && trap "$$restore" EXIT && \
 	for n in $(SCALES); do \
 		$(WITHSTACK) -dir $(SCALE_DIR)/$$n -- $(GO) run ./infra/cmd/benchscale -scale $$n -port $(BENCH_PORT) \

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/dbroles"
 	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -21,12 +22,12 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// TestRoles: each role can do what its functions do and nothing more: the reader
-// reads, the cdn role reads pictures and keeps its ledger, the writer writes.
-func TestRoles(t *testing.T) {
+// applyRoles creates the three roles under names of this test's own (the cluster is
+// shared) with dbroles.Apply, times times, and drops them when the test ends.
+func applyRoles(t *testing.T, db *testenv.DB, times int) dbroles.Roles {
+	t.Helper()
 	ctx := context.Background()
-	db := testenv.NewDemoDB(t)
-	suffix := fmt.Sprintf("_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	suffix := fmt.Sprintf("_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	roles := dbroles.Roles{Writer: "t_writer" + suffix, Reader: "t_reader" + suffix, CDN: "t_cdn" + suffix,
 		WriterPassword: "w-pass'word", ReaderPassword: "r-password", CDNPassword: "c-password"}
 	owner, err := pgx.Connect(ctx, db.URL)
@@ -46,11 +47,89 @@ func TestRoles(t *testing.T) {
 			c.Close(context.Background())
 		}
 	})
-	for range 2 { // idempotent
+	for range times {
 		if err := dbroles.Apply(ctx, owner, roles); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return roles
+}
+
+// TestBehindTransactionPooler: the writer behind PgBouncer in transaction mode, as the
+// functions are behind RDS Proxy (and make bench-scale measures them): the session
+// defaults come from the role, the stores' queries and transactions work in the pool's
+// mode, and a client's new connection is served by a database connection that already
+// served another client (no new backend).
+func TestBehindTransactionPooler(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDemoDB(t)
+	roles := applyRoles(t, db, 1)
+	pooler, err := stack.StartPooler(ctx, stack.Options{Ephemeral: true}, db.URL, roles.Writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := pooler.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	pdb, err := postgres.Open(ctx, pooler.Endpoint, postgres.WithTransactionPooler(), postgres.WithMaxConns(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pdb.Close)
+
+	var user, timeout, planMode string
+	if err := pdb.Pool.QueryRow(ctx, `SELECT current_user, current_setting('statement_timeout'), current_setting('plan_cache_mode')`).
+		Scan(&user, &timeout, &planMode); err != nil {
+		t.Fatal(err)
+	}
+	if user != roles.Writer || timeout != "5s" || planMode != "force_custom_plan" {
+		t.Errorf("user %s, statement_timeout %s, plan_cache_mode %s; want %s, 5s, force_custom_plan from the role",
+			user, timeout, planMode, roles.Writer)
+	}
+	for range 2 { // the second time from the pool's description cache
+		if tags, err := pdb.Tags(ctx, 1); err != nil || len(tags) == 0 {
+			t.Fatalf("tags: %d, %v", len(tags), err)
+		}
+		page, err := pdb.Contributors(ctx, catalog.ContributorQuery{Client: 1, Search: "ta", Limit: 5})
+		if err != nil || page.Total == 0 {
+			t.Fatalf("contributors: %+v, %v", page, err)
+		}
+	}
+	id, err := pdb.AddContributor(ctx, catalog.NewContributor{Client: 1, FirstName: "Pooled", Slug: "pooled"})
+	if err != nil {
+		t.Fatalf("add contributor (a transaction): %v", err)
+	}
+	if _, err := pdb.DeleteContributor(ctx, id); err != nil {
+		t.Fatalf("delete contributor: %v", err)
+	}
+
+	backend := func() int32 {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, pooler.Endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var pid int32
+		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	pdb.Close() // its connections out of the way: the pooler has idle backends only
+	if first, second := backend(), backend(); first != second {
+		t.Errorf("two new client connections got backends %d and %d, want one kept warm", first, second)
+	}
+}
+
+// TestRoles: each role can do what its functions do and nothing more: the reader
+// reads, the cdn role reads pictures and keeps its ledger, the writer writes.
+func TestRoles(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDemoDB(t)
+	roles := applyRoles(t, db, 2) // twice: idempotent
 	as := func(role, password string) *postgres.DB {
 		t.Helper()
 		pdb, err := postgres.Open(ctx, db.URL, func(c *pgxpool.Config) { c.ConnConfig.User, c.ConnConfig.Password = role, password })
@@ -67,10 +146,7 @@ func TestRoles(t *testing.T) {
 	for _, role := range []dbroles.Roles{{Writer: roles.Writer, WriterPassword: roles.WriterPassword}, {Writer: roles.Reader, WriterPassword: roles.ReaderPassword}, {Writer: roles.CDN, WriterPassword: roles.CDNPassword}} {
 		pdb, err := postgres.Open(ctx, db.URL, func(c *pgxpool.Config) {
 			c.ConnConfig.User, c.ConnConfig.Password = role.Writer, role.WriterPassword
-			for _, k := range postgres.SessionDefaultNames() {
-				delete(c.ConnConfig.RuntimeParams, k)
-			}
-		})
+		}, postgres.WithTransactionPooler())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the system tools the tests (and, with "bench", the benchmarks) need, from
-# Debian's packages, when they are missing: chromium (the OAuth browser test), node and
-# npm (dynalite, the Swagger UI of /docs), PostgreSQL, and for the benchmarks vipsthumbnail (the image
-# pipeline's reference). Needs root for apt-get; otherwise it says what to install.
+# Installs the system tools the tests (and, with "bench" or "scale", the benchmarks)
+# need, from Debian's packages, when they are missing: chromium (the OAuth browser test),
+# node and npm (dynalite, the Swagger UI of /docs), PostgreSQL, PgBouncer (the stand-in
+# for RDS Proxy: the pooler's test and make bench-scale), and for make bench
+# vipsthumbnail (the image pipeline's reference). Needs root for apt-get; otherwise it
+# says what to install.
 set -euo pipefail
-# Usage: tools.sh run|test|bench|hugepages
+# Usage: tools.sh run|test|bench|scale|hugepages
 
 # hugepages (make bench-scale): reserve huge pages for PostgreSQL's shared memory, as
 # RDS does by default on its larger instance classes. Without them a new backend's first
@@ -35,6 +37,9 @@ need=()
 case "${1:-test}" in
 test) command -v chromium >/dev/null 2>&1 || need+=(chromium) ;;
 bench) command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools) ;;
+esac
+case "${1:-test}" in
+test | scale) command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer) ;;
 esac
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)

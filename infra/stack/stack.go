@@ -103,7 +103,7 @@ func (o Options) logFile(name string) (*os.File, error) {
 
 // Service is one backing service, started here or named by the environment.
 type Service struct {
-	Name     string // "postgres", "dynalite" or "s3"
+	Name     string // "postgres", "dynalite", "s3" or "pgbouncer"
 	Endpoint string // what clients connect to: a postgres:// URL or an http:// endpoint
 	Managed  bool   // started by this process, as opposed to taken from the environment
 

@@ -49,32 +49,14 @@ type RDSAuth struct {
 	Roots *x509.CertPool
 }
 
-// WithRDSAuth returns the Option that sets a pool up for RDS Proxy. Kept apart from
-// Open: it only fills the pgxpool.Config's BeforeConnect and query mode.
-//
-// BeforeConnect signs a fresh token for each new connection (tokens live 15 minutes,
-// connections longer; signing is local, no AWS call) and sets the TLS configuration.
-// It drops pgx's fallbacks, so a token never travels in the clear.
-//
-// Queries use pgx's QueryExecModeCacheDescribe: the extended protocol with the unnamed
-// prepared statement, statement descriptions cached per connection. pgx's default
-// (QueryExecModeCacheStatement) prepares named statements, which RDS Proxy treats as
-// session state and answers by pinning the client connection to one database
-// connection for its whole life; unnamed statements live within one request and leave
-// the connection free to multiplex. The cost of the mode: a cached description can go
-// stale if a migration changes a column's type under a live connection (pgx drops the
-// cache entry on the error it causes); the migrations are additive, so they do not.
+// WithRDSAuth returns the Option that sets a pool up for RDS Proxy: what
+// WithTransactionPooler sets, and a BeforeConnect that signs a fresh token for each new
+// connection (tokens live 15 minutes, connections longer; signing is local, no AWS
+// call) and sets the TLS configuration. It drops pgx's fallbacks, so a token never
+// travels in the clear.
 func WithRDSAuth(a RDSAuth) Option {
 	return func(c *pgxpool.Config) {
-		c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-		// Behind the proxy the session defaults come from the database role
-		// (infra/dbroles sets them with ALTER ROLE ... SET): parameters the client
-		// sets on its session are state the proxy would pin the connection for.
-		for k := range defaultParams {
-			if c.ConnConfig.RuntimeParams[k] == defaultParams[k] {
-				delete(c.ConnConfig.RuntimeParams, k)
-			}
-		}
+		WithTransactionPooler()(c)
 		prev := c.BeforeConnect
 		c.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
 			if prev != nil {
@@ -83,6 +65,34 @@ func WithRDSAuth(a RDSAuth) Option {
 				}
 			}
 			return a.prepare(ctx, cc)
+		}
+	}
+}
+
+// WithTransactionPooler returns the Option for a pool whose server hands each
+// transaction to any of its database connections (RDS Proxy; PgBouncer in transaction
+// mode, as make bench-scale runs it): nothing may live in the session.
+//
+// Queries use pgx's QueryExecModeCacheDescribe: the extended protocol with the unnamed
+// prepared statement, statement descriptions cached per connection. pgx's default
+// (QueryExecModeCacheStatement) prepares named statements, which RDS Proxy treats as
+// session state and answers by pinning the client connection to one database
+// connection for its whole life (and a transaction pooler would send to a connection
+// that never saw them); unnamed statements live within one request and leave the
+// connection free to multiplex. The cost of the mode: a cached description can go
+// stale if a migration changes a column's type under a live connection (pgx drops the
+// cache entry on the error it causes); the migrations are additive, so they do not.
+//
+// The session defaults come from the database role (infra/dbroles sets them with ALTER
+// ROLE ... SET): parameters the client sets on its session are state the proxy would
+// pin the connection for, and a pooler passes on none.
+func WithTransactionPooler() Option {
+	return func(c *pgxpool.Config) {
+		c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+		for k := range defaultParams {
+			if c.ConnConfig.RuntimeParams[k] == defaultParams[k] {
+				delete(c.ConnConfig.RuntimeParams, k)
+			}
 		}
 	}
 }

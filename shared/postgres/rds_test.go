@@ -107,9 +107,7 @@ func TestRDSRoots(t *testing.T) {
 // TestQueriesDoNotPin runs the stores' queries in the mode the functions use behind
 // RDS Proxy: they work, and the session holds no prepared statement afterwards.
 func TestQueriesDoNotPin(t *testing.T) {
-	db := testenv.NewDemoDB(t, postgres.WithMaxConns(1), func(c *pgxpool.Config) {
-		c.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	})
+	db := testenv.NewDemoDB(t, postgres.WithMaxConns(1), postgres.WithTransactionPooler())
 	ctx := context.Background()
 	for range 2 { // the second time from the description cache
 		if tags, err := db.Tags(ctx, 1); err != nil || len(tags) == 0 {

@@ -8,7 +8,10 @@
 // folder keeps it for later runs), serves the whole API in this process on -port (the
 // same handler as make run; -url measures a server started elsewhere instead), and sends
 // each route's requests one after the other after a warm-up, writing p50/p95/p99 per
-// route to -out. With -report it prints the table of result files instead:
+// route to -out. Then each route again with a new database connection per request
+// (-fresh): straight to PostgreSQL, and through PgBouncer in transaction mode as the
+// functions reach the database through RDS Proxy (-pooler; needs pgbouncer, which
+// make bench-scale installs). With -report it prints the table of result files instead:
 //
 //	go run ./infra/cmd/benchscale -report .scale/after-10000.json .scale/after-1000000.json
 package main
@@ -34,7 +37,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/infra/dbroles"
 	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -93,6 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	report := fs.Bool("report", false, "print the table of the result files given as arguments")
 	match := fs.String("match", "", "only the routes containing this text")
 	fresh := fs.Int("fresh", 50, "requests per route on a fresh database connection each (0: none; in-process server only)")
+	pooled := fs.Bool("pooler", true, "also measure the fresh connections through PgBouncer in transaction mode (as RDS Proxy)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -137,26 +143,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	base := *url
 	var resetPool func() // closes the server's connections: the next request opens one
 	if base == "" {
-		a := app.New(cfg, lambdahttp.NewLogger("error"))
-		a.Getenv = env
-		defer a.Close()
-		h, err := a.Handler(ctx, routegroups.All()...)
+		srv, err := serve(ctx, cfg, env, *port, nil)
 		if err != nil {
 			return err
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort("localhost", strconv.Itoa(*port)))
-		if err != nil {
-			return err
-		}
-		sctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go func() { _ = lambdahttp.ServeListener(sctx, h, ln, nil) }()
-		served, err := a.DB(ctx)
-		if err != nil {
-			return err
-		}
-		resetPool = served.Pool.Reset
-		base = "http://" + ln.Addr().String()
+		defer srv.close()
+		base, resetPool = srv.base, srv.reset
 	}
 
 	routes, err := benchRoutes(ctx, db)
@@ -182,37 +174,136 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r, result.P50, result.P95, result.P99, result.Bytes, result.Status)
 		res.Results = append(res.Results, result)
 	}
-	// The same routes, each request on a new connection (a new backend: cold caches,
-	// nothing prepared, the connection's set-up counted in the time). First the set-up
-	// alone, the floor of every fresh-connection figure on this machine.
-	if *fresh > 0 && resetPool != nil {
-		result, err := connectionSetUp(ctx, cfg.DatabaseURL, *fresh)
-		if err != nil {
-			return fmt.Errorf("connection set-up: %w", err)
-		}
-		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", result.Route, result.P50, result.P95, result.P99)
-		res.Results = append(res.Results, result)
+	if *fresh == 0 || resetPool == nil {
+		return writeRun(*outFile, res)
 	}
+	// The same routes, each request on a new connection: first straight to PostgreSQL (a
+	// new backend: cold caches, nothing prepared, its set-up counted in the time), then
+	// through PgBouncer in transaction mode, as the functions reach the database through
+	// RDS Proxy (a new client connection to the pooler, served by a warm backend). Each
+	// pass starts with the connection set-up alone, the floor of its figures.
+	fresh1, err := freshPass(ctx, out, httpc, routes, *match, *fresh, admin.Refresh, "fresh connection", cfg.DatabaseURL, base, resetPool)
+	if err != nil {
+		return err
+	}
+	res.Results = append(res.Results, fresh1...)
+	if *pooled {
+		pooler, err := startPooler(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer pooler.Stop()
+		pdb, err := postgres.Open(ctx, pooler.Endpoint, postgres.WithTransactionPooler())
+		if err != nil {
+			return err
+		}
+		srv, err := serve(ctx, cfg, env, *port+1, pdb)
+		if err != nil {
+			return err
+		}
+		defer srv.close()
+		fresh2, err := freshPass(ctx, out, httpc, routes, *match, *fresh, admin.Refresh, "fresh connection, pooler", pooler.Endpoint, srv.base, srv.reset)
+		if err != nil {
+			return err
+		}
+		res.Results = append(res.Results, fresh2...)
+	}
+	return writeRun(*outFile, res)
+}
+
+// server is the whole API served in this process, the handler of make run.
+type server struct {
+	base  string // http://host:port
+	reset func() // closes the pool's connections: the next request opens one
+	close func()
+}
+
+// serve starts the API on port, on db when not nil (else the configuration's pool).
+func serve(ctx context.Context, cfg config.Config, env func(string) string, port int, db *postgres.DB) (*server, error) {
+	a := app.New(cfg, lambdahttp.NewLogger("error"))
+	a.Getenv = env
+	if db != nil {
+		a.SetDB(db)
+	}
+	h, err := a.Handler(ctx, routegroups.All()...)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("localhost", strconv.Itoa(port)))
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	go func() { _ = lambdahttp.ServeListener(sctx, h, ln, nil) }()
+	served, err := a.DB(ctx)
+	if err != nil {
+		cancel()
+		a.Close()
+		return nil, err
+	}
+	closeAll := func() {
+		cancel()
+		a.Close()
+		if db != nil {
+			db.Close()
+		}
+	}
+	return &server{base: "http://" + ln.Addr().String(), reset: served.Pool.Reset, close: closeAll}, nil
+}
+
+// startPooler puts PgBouncer in transaction mode in front of the database, logging in
+// as the functions' writer role (created by dbroles, which also gives it the session
+// defaults that behind a proxy come from the role).
+func startPooler(ctx context.Context, dbURL string) (*stack.Service, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if err := dbroles.Apply(ctx, conn, dbroles.Defaults); err != nil {
+		return nil, err
+	}
+	return stack.StartPooler(ctx, stack.Options{Ephemeral: true}, dbURL, dbroles.Defaults.Writer)
+}
+
+// freshPass measures the connection set-up to setupURL, then each route with the
+// server's pool reset before every request; kind names the pass in the labels.
+func freshPass(ctx context.Context, out io.Writer, c *http.Client, routes []string, match string, n int, token, kind, setupURL, base string, reset func()) ([]Result, error) {
+	setUp, err := connectionSetUp(ctx, setupURL, n)
+	if err != nil {
+		return nil, fmt.Errorf("connection set-up (%s): %w", kind, err)
+	}
+	setUp.Route = fmt.Sprintf("(connection set-up: connect, SELECT 1; %s)", kind)
+	setUp.Label = setUp.Route
+	fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", setUp.Route, setUp.P50, setUp.P95, setUp.P99)
+	results := []Result{setUp}
 	for _, r := range routes {
-		if !strings.Contains(r, *match) || *fresh == 0 || resetPool == nil {
+		if !strings.Contains(r, match) {
 			continue
 		}
-		result, err := measure(ctx, httpc, base+r, admin.Refresh, *fresh, resetPool)
+		result, err := measure(ctx, c, base+r, token, n, reset)
 		if err != nil {
-			return fmt.Errorf("%s (fresh connection): %w", r, err)
+			return nil, fmt.Errorf("%s (%s): %w", r, kind, err)
 		}
-		result.Route, result.Label = r+" (fresh connection)", label(r)+" (fresh connection)"
+		result.Route, result.Label = r+" ("+kind+")", label(r)+" ("+kind+")"
 		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", result.Route, result.P50, result.P95, result.P99, result.Bytes, result.Status)
-		res.Results = append(res.Results, result)
+		results = append(results, result)
 	}
-	if *outFile == "" {
+	return results, nil
+}
+
+// writeRun writes the results to file (nothing when file is "").
+func writeRun(file string, res Run) error {
+	if file == "" {
 		return nil
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(*outFile, b, 0o644)
+	return os.WriteFile(file, b, 0o644)
 }
 
 // benchRoutes are the routes on the generated client: the large publisher's
