@@ -239,6 +239,7 @@ func TestGenerate(t *testing.T) {
 					AND p.series_count <> (SELECT count(*) FROM series_publishers sp
 					                       JOIN series s ON s.id = sp.series_id AND s.client_id = p.client_id
 					                       WHERE sp.publisher_id = p.id)`, 0},
+				{"user_count off", `SELECT count(*) FROM user_count WHERE n <> (SELECT count(*) FROM users) AND $1::bigint IS NOT NULL`, 0},
 				{"client whose contributor_count is off", `SELECT count(*) FROM clients cl WHERE cl.id = $1
 					AND cl.contributor_count <> (SELECT count(*) FROM contributors c WHERE c.client_id = cl.id)`, 0},
 				{"contributors whose search text is off", `SELECT count(*) FROM contributors c WHERE c.client_id = $1

@@ -27,8 +27,9 @@ var userOrders = map[string]string{
 }
 
 // Users returns a page of users with their roles and the holder of each one's live edit
-// lock, and the number of all that match, in one query: the total comes from its own
-// aggregate so that a page past the end still reports it.
+// lock, and the number of all that match, in one query: the total comes apart from the
+// page, so that a page past the end still reports it. Without a filter it is the
+// user_count kept by triggers (migration 00009); a filter counts its matches.
 //
 // With a search, the matching users are read once (a bitmap of users_username_trgm and
 // a recheck of each match, in a materialized CTE) and both the total and the page come
@@ -48,9 +49,13 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 		from, with = "matches u", `WITH matches AS MATERIALIZED (
 			SELECT u.id, u.username, u.registered FROM users u `+where+`)`
 	}
+	total := "(SELECT count(*) FROM " + from + ")"
+	if where == "" {
+		total = "(SELECT n FROM user_count)" // kept by triggers (migration 00009)
+	}
 	sql := with + `
 		SELECT
-			(SELECT count(*) FROM ` + from + `) AS total,
+			` + total + ` AS total,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,

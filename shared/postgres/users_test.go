@@ -155,6 +155,34 @@ func TestUsersList(t *testing.T) {
 	}
 }
 
+// TestUserCount: user_count (migration 00009), the total of the users list without a
+// filter, follows every statement that adds or removes users.
+func TestUserCount(t *testing.T) {
+	db := acctDB(t, nil)
+	ctx := context.Background()
+	steps := []struct{ name, sql string }{
+		{"demo data", ``},
+		{"added", `INSERT INTO users (slug, username) VALUES ('c1', 'c1'), ('c2', 'c2'), ('c3', 'c3')`},
+		{"added none", `INSERT INTO users (slug, username) SELECT 'x', 'x' WHERE false`},
+		{"renamed", `UPDATE users SET username = username || '_'`},
+		{"deleted", `DELETE FROM users WHERE slug IN ('c1', 'c2')`},
+		{"truncated", `TRUNCATE users CASCADE`},
+		{"added after truncate", `INSERT INTO users (slug, username) VALUES ('d1', 'd1')`},
+	}
+	for _, step := range steps {
+		if step.sql != "" {
+			acctExec(t, db, step.sql)
+		}
+		if n := acctInt(t, db, `SELECT count(*) FROM user_count WHERE n <> (SELECT count(*) FROM users)`); n != 0 {
+			t.Errorf("after %s: user_count is stale", step.name)
+		}
+	}
+	page, err := db.Users(ctx, catalog.UserQuery{Limit: 0})
+	if err != nil || page.Total != 1 {
+		t.Errorf("total %d, %v; want 1", page.Total, err)
+	}
+}
+
 func TestUserDetail(t *testing.T) {
 	ctx := context.Background()
 	var counter postgres.QueryCounter
