@@ -10,10 +10,14 @@
 CREATE INDEX CONCURRENTLY IF NOT EXISTS contributors_client_order_search
     ON contributors (client_id, first_name, last_name, id) INCLUDE (search);
 -- A search of three letters or more: the trigrams within the client (btree_gin, 00003),
--- so a rare name costs its matches, not the client's contributors. It replaces
--- contributors_full_name_trgm (the trigrams of the unkept full name, all clients mixed).
+-- so a rare name costs its matches, not the client's contributors.
 CREATE INDEX CONCURRENTLY IF NOT EXISTS contributors_client_search_trgm
     ON contributors USING gin (client_id, search gin_trgm_ops);
 
+-- The running release's list pages on the same keys, so the new index serves it too.
 DROP INDEX CONCURRENTLY IF EXISTS contributors_client_order;
-DROP INDEX CONCURRENTLY IF EXISTS contributors_full_name_trgm;
+-- contributors_full_name_trgm (the trigrams of "first last", all clients mixed) stays:
+-- migrations run before the deploy, and the running release (or one rolled back to)
+-- searches with ILIKE on that expression; without the index its searches would read
+-- every contributor of the client. A migration of a later release, once no release in
+-- use searches that way, can drop it.
