@@ -34,12 +34,14 @@ if [ "${1:-}" = hugepages ]; then
 fi
 
 need=()
+need_pgbouncer() { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer); }
 case "${1:-test}" in
-test) command -v chromium >/dev/null 2>&1 || need+=(chromium) ;;
+test)
+	command -v chromium >/dev/null 2>&1 || need+=(chromium)
+	need_pgbouncer
+	;;
 bench) command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools) ;;
-esac
-case "${1:-test}" in
-test | scale) command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer) ;;
+scale) need_pgbouncer ;;
 esac
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)
 command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)

@@ -5,8 +5,9 @@
 
 -- The list in its order, with the search text beside each entry: a page of a search is
 -- an index-only walk that tests the pattern on the entries it passes (a broad search
--- stops after a few dozen), and the count of a broad search reads only this index.
--- It replaces contributors_client_order (the same keys without the search text).
+-- stops after a few dozen), and a broad search can be counted from this index alone
+-- (the planner reads the table instead when the client holds most of it). It replaces
+-- contributors_client_order (the same keys without the search text).
 CREATE INDEX CONCURRENTLY IF NOT EXISTS contributors_client_order_search
     ON contributors (client_id, first_name, last_name, id) INCLUDE (search);
 -- A search of three letters or more: the trigrams within the client (btree_gin, 00003),
