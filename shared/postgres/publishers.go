@@ -186,13 +186,15 @@ const searchSeparator = "\x1f"
 
 // publicationMatch is the condition on the link sp that a publication search adds, with
 // param the placeholder of the search pattern: the series' name or one of its aliases
-// contains it. The search text holds them all, so one trigram index
-// (series_publishers_search_trgm) answers it within the publisher.
+// contains it. The search text holds them all, lowercased (migration 00010), so one
+// trigram index (series_publishers_search_trgm) answers it within the publisher, and
+// LIKE with the pattern lowercased by the same lower() matches what ILIKE matched
+// without lowercasing every candidate row.
 func publicationMatch(search, param string) string {
 	if search == "" {
 		return ""
 	}
-	return "AND sp.search ILIKE " + param
+	return "AND sp.search LIKE lower(" + param + ")"
 }
 
 // publicationTotal is the number of the publisher's series in client $2 matching the

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -331,6 +333,46 @@ func TestRandomPublisherSlug(t *testing.T) {
 			t.Errorf("error %v, want not found", err)
 		}
 	})
+}
+
+// TestPublicationSearchMatchesILIKE: a publication search (LIKE on the lowercased
+// search text, migration 00010) matches exactly the series whose name or an alias
+// ILIKE matches, for any pattern.
+func TestPublicationSearchMatchesILIKE(t *testing.T) {
+	ctx := context.Background()
+	db := catalogDB(t, &postgres.QueryCounter{})
+	catalogExec(t, db, publisherFixture)
+	catalogExec(t, db, `
+		INSERT INTO series (id, client_id, name, slug, type, origin) VALUES
+			(1010, 2, 'Élan VITAL', 'elan-vital', 'Manga', 'France'), (1011, 2, 'ÜBER Alles', 'uber', 'Manga', 'Germany');
+		INSERT INTO series_aliases (series_id, title, language) VALUES (1010, 'Ça Va', 'French');
+		INSERT INTO series_publishers (series_id, publisher_id) VALUES (1010, 1001), (1011, 1001);`)
+	for _, search := range []string{"a", "ALPHA", "alpha", "アルファ", "élan", "ÉLAN", "Vital", "über", "ÜBER", "ça", "100%", "a_t", "t f", "\\", "zz"} {
+		t.Run(search, func(t *testing.T) {
+			rows, err := db.Pool.Query(ctx, `
+				SELECT s.id FROM series s JOIN series_publishers sp ON sp.series_id = s.id
+				WHERE sp.publisher_id = 1001 AND s.client_id = 2
+				  AND (s.name ILIKE $1 OR EXISTS (SELECT 1 FROM series_aliases a WHERE a.series_id = s.id AND a.title ILIKE $1))
+				ORDER BY s.id`, postgres.LikePattern(search))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				t.Fatal(err)
+			}
+			pubs, total, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1001, Client: 2, Search: search, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = []int64{}
+			}
+			if got := publicationIDs(pubs); !slices.Equal(got, want) || total != int64(len(want)) {
+				t.Errorf("ids %v total %d, want %v (what ILIKE matched)", got, total, want)
+			}
+		})
+	}
 }
 
 func publicationIDs(pubs []catalog.Publication) []int64 {

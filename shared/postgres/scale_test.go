@@ -55,6 +55,9 @@ func TestCatalogColumnsFollowWrites(t *testing.T) {
 	steps := []struct{ name, sql string }{
 		{"fixture", ``},
 		{"link added", `INSERT INTO series_publishers (series_id, publisher_id) VALUES (1001, 1002), (1002, 1002)`},
+		{"link added with its columns supplied (a bulk loader)", `INSERT INTO series_publishers
+			(series_id, publisher_id, client_id, name, created_at, search)
+			VALUES (1004, 1002, 2, 'Gamma 100%', '2020-02-01Z', 'GAMMA 100%')`},
 		{"link removed", `DELETE FROM series_publishers WHERE series_id = 1002 AND publisher_id = 1001`},
 		{"link moved to another series", `UPDATE series_publishers SET series_id = 1005 WHERE series_id = 1001 AND publisher_id = 1002`},
 		{"series renamed", `UPDATE series SET name = 'Alpha Renamed', created_at = '2021-01-01Z' WHERE id = 1001`},
@@ -88,12 +91,12 @@ func TestCatalogColumnsFollowWrites(t *testing.T) {
 			}
 		}
 	}
-	// The search text is the name and every alias title, in alias id order.
+	// The search text is the name and every alias title, in alias id order, lowercased.
 	var search string
 	if err := db.Pool.QueryRow(ctx, `SELECT search FROM series_publishers WHERE series_id = 1001 AND publisher_id = 1001`).Scan(&search); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("Alpha Renamed%cThe Very First%cアルファ", 0x1f, 0x1f); search != want {
+	if want := fmt.Sprintf("alpha renamed%cthe very first%cアルファ", 0x1f, 0x1f); search != want {
 		t.Errorf("search text %q, want %q", search, want)
 	}
 }
