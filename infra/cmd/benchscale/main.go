@@ -26,17 +26,16 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/dbroles"
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/stack"
@@ -50,16 +49,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
-	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchscale:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("benchscale", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stdout) })
 }
 
 // client is the generated catalog's client.

@@ -15,22 +15,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/dbroles"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "db-roles:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("db-roles", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv) })
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string) error {

@@ -13,21 +13,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "grant-role:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("grant-role", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr) })
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -16,13 +16,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/mediacatalog/service/infra/apidocs"
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/app"
@@ -33,13 +32,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "local:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("local", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil) })
 }
 
 // run serves until ctx ends. ready, when not nil, gets the server's address once

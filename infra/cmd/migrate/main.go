@@ -7,19 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Getenv); err != nil {
-		fmt.Fprintln(os.Stderr, "migrate:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("migrate", func(ctx context.Context) error { return run(ctx, os.Getenv) })
 }
 
 func run(ctx context.Context, getenv func(string) string) error {

@@ -21,23 +21,16 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
-	"syscall"
 
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/standins"
 	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "oauth-standins:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("oauth-standins", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 }
 
 // run starts the stand-ins, writes the export lines to out, and serves until ctx is

@@ -15,26 +15,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
-	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "seed:", err)
-		os.Exit(1)
-	}
+	cmdrun.Main("seed", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stdout) })
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
