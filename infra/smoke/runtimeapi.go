@@ -18,7 +18,9 @@ type Result struct {
 	RequestID string
 	Body      []byte // the /response payload, or the /error payload
 	Err       bool   // the function reported an invocation error
-	At        time.Time
+	// Asked is when the function asked for this invocation (its /next arrived: for the
+	// first, the end of its init); At is when its answer arrived.
+	Asked, At time.Time
 }
 
 // RuntimeAPI is a small implementation of the Lambda Runtime API
@@ -33,7 +35,7 @@ type RuntimeAPI struct {
 	initErr chan []byte
 
 	mu      sync.Mutex
-	pending map[string]bool
+	pending map[string]time.Time // request id -> when /next delivered it (zero: queued)
 	seq     int
 }
 
@@ -53,7 +55,7 @@ func NewRuntimeAPI() (*RuntimeAPI, error) {
 		events:  make(chan invocation, 64),
 		results: make(chan Result, 64),
 		initErr: make(chan []byte, 1),
-		pending: map[string]bool{},
+		pending: map[string]time.Time{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", api.next)
@@ -80,7 +82,7 @@ func (api *RuntimeAPI) Enqueue(event []byte) string {
 	api.mu.Lock()
 	api.seq++
 	id := fmt.Sprintf("smoke-%04d", api.seq)
-	api.pending[id] = true
+	api.pending[id] = time.Time{}
 	api.mu.Unlock()
 	api.events <- invocation{id: id, event: event}
 	return id
@@ -99,12 +101,16 @@ func (api *RuntimeAPI) Wait(timeout time.Duration) (Result, error) {
 }
 
 func (api *RuntimeAPI) next(w http.ResponseWriter, r *http.Request) {
+	asked := time.Now()
 	var inv invocation
 	select {
 	case inv = <-api.events:
 	case <-r.Context().Done():
 		return
 	}
+	api.mu.Lock()
+	api.pending[inv.id] = asked
+	api.mu.Unlock()
 	h := w.Header()
 	h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 	h.Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(30*time.Second).UnixMilli()))
@@ -119,7 +125,7 @@ func (api *RuntimeAPI) done(isErr bool) http.HandlerFunc {
 		id := r.PathValue("id")
 		b, _ := io.ReadAll(r.Body)
 		api.mu.Lock()
-		known := api.pending[id]
+		asked, known := api.pending[id]
 		delete(api.pending, id)
 		api.mu.Unlock()
 		if !known {
@@ -127,7 +133,7 @@ func (api *RuntimeAPI) done(isErr bool) http.HandlerFunc {
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
-		api.results <- Result{RequestID: id, Body: b, Err: isErr, At: time.Now()}
+		api.results <- Result{RequestID: id, Body: b, Err: isErr, Asked: asked, At: time.Now()}
 	}
 }
 
