@@ -123,25 +123,26 @@ func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publish
 // client's), it falls back to skipping a random number of entries of the client's name
 // index, which is exact for any spread and costs the skipped entries. COALESCE
 // evaluates the fallback only when the draws found nothing.
+//
+// Both ways find an id from the index alone (index-only scans); only the winner's row
+// is read for its slug. In a large catalog the publishers' rows are mostly out of
+// PostgreSQL's buffers, so reading the slug of every hit cost a read per draw.
 func (db *DB) RandomPublisherSlug(ctx context.Context, client int64) (string, error) {
 	rows, err := db.Pool.Query(ctx, `
-		SELECT coalesce(
-			(SELECT p.slug
+		SELECT (SELECT slug FROM publishers WHERE id = coalesce(
+			(SELECT p.id
 			 FROM (SELECT b.lo + floor(random() * (b.hi - b.lo + 1))::bigint AS id, k
 			       FROM (SELECT min(id) AS lo, max(id) AS hi FROM publishers WHERE client_id = $1) b,
 			            generate_series(1, $2::int) k) r
 			 JOIN publishers p ON p.client_id = $1 AND p.id = r.id
 			 ORDER BY r.k
 			 LIMIT 1),
-			(SELECT slug
+			(SELECT id
 			 FROM publishers
-			 WHERE id = (
-				SELECT id
-				FROM publishers
-				WHERE client_id = $1
-				ORDER BY client_id, name, id
-				OFFSET (SELECT floor(random() * count(*))::bigint FROM publishers WHERE client_id = $1)
-				LIMIT 1)))`, client, randomProbes)
+			 WHERE client_id = $1
+			 ORDER BY client_id, name, id
+			 OFFSET (SELECT floor(random() * count(*))::bigint FROM publishers WHERE client_id = $1)
+			 LIMIT 1)))`, client, randomProbes)
 	if err != nil {
 		return "", fmt.Errorf("pick a publisher of client %d: %w", client, err)
 	}
