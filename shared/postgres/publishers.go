@@ -187,10 +187,11 @@ const searchSeparator = "\x1f"
 
 // publicationMatch is the condition on the link sp that a publication search adds, with
 // param the placeholder of the search pattern: the series' name or one of its aliases
-// contains it. The search text holds them all, lowercased (migration 00010), so one
-// trigram index (series_publishers_search_trgm) answers it within the publisher, and
-// LIKE with the pattern lowercased by the same lower() matches what ILIKE matched
-// without lowercasing every candidate row.
+// contains it. The search text holds them all, lowercased (migration 00010), so a rare
+// name is found through one trigram index within the publisher
+// (series_publishers_search_trgm) and a broad one's page by walking the list's order
+// index until the page is full; LIKE with the pattern lowercased by the same lower()
+// matches what ILIKE matched without lowercasing every candidate row.
 func publicationMatch(search, param string) string {
 	if search == "" {
 		return ""
@@ -200,8 +201,9 @@ func publicationMatch(search, param string) string {
 
 // publicationTotal is the number of the publisher's series in client $2 matching the
 // search: without a search the publisher's series_count when the client is its own (the
-// only case with links), else a count on series_publishers_list_id; with one, a count on
-// the trigram index. Only the branch taken runs.
+// only case with links), else a count on series_publishers_list_id; with one, a count
+// the planner takes from the trigram index for a rare name, or index-only from
+// series_publishers_list_id_search (00012) for a broad one. Only the branch taken runs.
 func publicationTotal(search, param string) string {
 	if search != "" {
 		return `(SELECT count(*) FROM series_publishers sp
