@@ -155,6 +155,7 @@ func newRig(t *testing.T) *rig {
 		"OAUTH_GOOGLE_CLIENT_SECRET": "fault-secret",
 		"S3_ENDPOINT":                "http://" + r.s3Px.Addr(),
 		"FILE_SERVICE":               "true",
+		"AVATAR_NOTIFIER":            "http",
 		"CDN_URL":                    r.base,
 		"REQUEST_TIMEOUT":            requestTimeout.String(),
 		"LOG_LEVEL":                  "error",

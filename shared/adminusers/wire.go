@@ -7,6 +7,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/secrets"
@@ -15,13 +16,13 @@ import (
 // Group is the admin-users function's wiring. The image routes are always served; on
 // an instance that is not a file service they answer 503.
 var Group = app.Group{Name: "admin-users", Secrets: secrets.Environment,
-	Env: []string{"JWT_SECRET", "S3_BUCKET", "FILE_SERVICE", "IMAGE_MAX_BYTES", "EDIT_LOCK_TTL"},
+	Env: []string{"JWT_SECRET", "S3_BUCKET", "FILE_SERVICE", "IMAGE_MAX_BYTES", "AVATAR_NOTIFIER", "CDN_FUNCTION_NAME", "EDIT_LOCK_TTL"},
 	Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
 		db, s, err := a.DBAndSessions(ctx)
 		if err != nil {
 			return nil, err
 		}
-		notifier, err := cdnnotify.NewNotifier(a.Config, &http.Client{Timeout: 10 * time.Second})
+		notifier, err := cdnnotify.NewNotifier(awsconfig.Load(a.Config), a.Config, &http.Client{Timeout: 10 * time.Second})
 		if err != nil {
 			return nil, err
 		}

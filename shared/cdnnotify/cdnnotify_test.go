@@ -2,6 +2,7 @@ package cdnnotify_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -10,11 +11,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/lambdahttp"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -89,16 +94,116 @@ func TestHTTPNotifier(t *testing.T) {
 	}
 }
 
+// lambdaStandIn speaks the Lambda Invoke API (POST /2015-03-31/functions/<name>/invocations)
+// for the SDK's client pointed at it through its base endpoint, and runs the event
+// through the real cdn function's Lambda entry.
+type lambdaStandIn struct {
+	t        *testing.T
+	function string
+	mu       sync.Mutex
+	events   []events.APIGatewayV2HTTPRequest
+	invTypes []string
+	fail     string // "": run the cdn; "unhandled": a function error; "status": answer 500
+}
+
+func (l *lambdaStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/2015-03-31/functions/"+l.function+"/invocations" {
+		w.Header().Set("X-Amzn-Errortype", "ResourceNotFoundException")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"Type":"User","message":"Function not found: `+r.URL.Path+`"}`)
+		return
+	}
+	payload, _ := io.ReadAll(r.Body)
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		l.t.Errorf("lambda stand-in: payload is not an API Gateway v2 event: %v", err)
+	}
+	l.mu.Lock()
+	l.events = append(l.events, ev)
+	l.invTypes = append(l.invTypes, r.Header.Get("X-Amz-Invocation-Type"))
+	fail := l.fail
+	l.mu.Unlock()
+	w.Header().Set("X-Amz-Executed-Version", "$LATEST")
+	switch fail {
+	case "unhandled":
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+		_, _ = io.WriteString(w, `{"errorMessage":"boom","errorType":"runtime.Error"}`)
+		return
+	case "status":
+		_ = json.NewEncoder(w).Encode(events.APIGatewayV2HTTPResponse{StatusCode: 500, Body: `{"data":"Internal server error","code":500}`})
+		return
+	}
+	resp, err := lambdahttp.Invoke(r.Context(), cdnHandler(), payload)
+	if err != nil {
+		l.t.Errorf("lambda stand-in: invoke: %v", err)
+	}
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func TestLambdaNotifier(t *testing.T) {
+	ctx := context.Background()
+	stand := &lambdaStandIn{t: t, function: "media-catalog-cdn"}
+	srv := httptest.NewServer(stand)
+	defer srv.Close()
+	cfg, err := loadConfig(t, map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": stand.function,
+		"AWS_ENDPOINT_URL_LAMBDA": srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awsCfg := awsconfig.Load(cfg)
+	n, err := cdnnotify.NewLambdaNotifier(awsCfg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := n.AvatarChanged(ctx, 7); err != nil {
+		t.Fatalf("notify: %v", err)
+	}
+	if len(stand.events) != 1 {
+		t.Fatalf("%d invocations, want 1", len(stand.events))
+	}
+	ev := stand.events[0]
+	if ev.Version != "2.0" || ev.RouteKey != "POST /user/avatar/change/{id}" || ev.RawPath != "/user/avatar/change/7" ||
+		ev.PathParameters["id"] != "7" || ev.RequestContext.HTTP.Method != "POST" || ev.RequestContext.Stage != "$default" {
+		t.Errorf("event %+v", ev)
+	}
+	if stand.invTypes[0] != "RequestResponse" {
+		t.Errorf("invocation type %q, want RequestResponse", stand.invTypes[0])
+	}
+
+	for _, fail := range []string{"unhandled", "status"} {
+		stand.mu.Lock()
+		stand.fail = fail
+		stand.mu.Unlock()
+		if err := n.AvatarChanged(ctx, 7); err == nil {
+			t.Errorf("%s: the notifier reported success", fail)
+		}
+	}
+
+	other, err := loadConfig(t, map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "no-such-function",
+		"AWS_ENDPOINT_URL_LAMBDA": srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err = cdnnotify.NewLambdaNotifier(awsCfg, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.AvatarChanged(ctx, 7); err == nil {
+		t.Error("invoking an unknown function succeeded")
+	}
+}
+
 func TestNewNotifier(t *testing.T) {
 	tests := []struct {
 		name string
 		env  map[string]string
-		want string // the base the notifier posts to, "" for an error
+		want string // the notifier's type, "" for an error
 	}{
-		{"local: the API base", map[string]string{"DB_ENV": "local"}, "http://localhost:3000"},
-		{"AWS: the API's URL", map[string]string{"API_URL": "https://api.example.com/"}, "https://api.example.com"},
-		{"CDN_URL wins", map[string]string{"API_URL": "https://api.example.com", "CDN_URL": "http://127.0.0.1:3001"}, "http://127.0.0.1:3001"},
-		{"CDN_URL not http(s)", map[string]string{"CDN_URL": "ftp://cdn.example.com"}, ""},
+		{"http by default, to the API base", map[string]string{"DB_ENV": "local"}, "*cdnnotify.HTTPNotifier"},
+		{"http to CDN_URL", map[string]string{"AVATAR_NOTIFIER": "http", "CDN_URL": "http://127.0.0.1:3000"}, "*cdnnotify.HTTPNotifier"},
+		{"lambda", map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "cdn"}, "*cdnnotify.LambdaNotifier"},
+		{"lambda without a function", map[string]string{"AVATAR_NOTIFIER": "lambda"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,31 +211,25 @@ func TestNewNotifier(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var posted string
-			client := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
-				posted = r.Method + " " + r.URL.String()
-				return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(`{"data":"Success","code":200}`))}, nil
-			})}
-			n, err := cdnnotify.NewNotifier(cfg, client)
-			if tc.want == "" {
-				if err == nil {
-					t.Errorf("accepted %v", tc.env)
-				}
-				return
+			awsCfg := awsconfig.Load(cfg)
+			n, err := cdnnotify.NewNotifier(awsCfg, cfg, nil)
+			got := ""
+			if err == nil {
+				got = typeName(n)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := n.AvatarChanged(context.Background(), 9); err != nil {
-				t.Fatal(err)
-			}
-			if want := "POST " + tc.want + "/user/avatar/change/9"; posted != want {
-				t.Errorf("posted %q, want %q", posted, want)
+			if got != tc.want {
+				t.Errorf("notifier %q (error %v), want %q", got, err, tc.want)
 			}
 		})
 	}
 }
 
-type roundTrip func(*http.Request) (*http.Response, error)
-
-func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+func typeName(v any) string {
+	switch v.(type) {
+	case *cdnnotify.HTTPNotifier:
+		return "*cdnnotify.HTTPNotifier"
+	case *cdnnotify.LambdaNotifier:
+		return "*cdnnotify.LambdaNotifier"
+	}
+	return "other"
+}

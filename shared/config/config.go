@@ -55,6 +55,7 @@ type Config struct {
 	DynamoEndpoint     string
 	S3Endpoint         string
 	CloudFrontEndpoint string
+	LambdaEndpoint     string
 	StateTable         string
 	RateLimitTable     string
 	Bucket             string
@@ -74,7 +75,9 @@ type Config struct {
 	ImageMaxDecodedBytes int
 	CDNCacheBytes        int64
 
-	CDNURL string // base URL of the cdn routes that admin-users posts a change to
+	AvatarNotifier  string // "http" or "lambda"
+	CDNFunctionName string
+	CDNURL          string
 }
 
 // The variables of each AWS client's endpoint override, first set wins: the SDK's
@@ -87,6 +90,7 @@ var (
 	DynamoEndpointEnv     = []string{"AWS_ENDPOINT_URL_DYNAMODB", "DYNAMODB_ENDPOINT", "AWS_ENDPOINT_URL"}
 	S3EndpointEnv         = []string{"AWS_ENDPOINT_URL_S3", "S3_ENDPOINT", "AWS_ENDPOINT_URL"}
 	CloudFrontEndpointEnv = []string{"AWS_ENDPOINT_URL_CLOUDFRONT", "AWS_ENDPOINT_URL"}
+	LambdaEndpointEnv     = []string{"AWS_ENDPOINT_URL_LAMBDA", "AWS_ENDPOINT_URL"}
 )
 
 // FirstEnv is the value of the first of names that is set.
@@ -101,7 +105,7 @@ func FirstEnv(getenv func(string) string, names []string) string {
 
 // AWSEndpointSet reports whether any AWS client talks to an endpoint override.
 func (c Config) AWSEndpointSet() bool {
-	return c.DynamoEndpoint != "" || c.S3Endpoint != "" || c.CloudFrontEndpoint != ""
+	return c.DynamoEndpoint != "" || c.S3Endpoint != "" || c.CloudFrontEndpoint != "" || c.LambdaEndpoint != ""
 }
 
 // Local reports whether the service runs as a local development instance.
@@ -122,6 +126,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DynamoEndpoint:       FirstEnv(getenv, DynamoEndpointEnv),
 		S3Endpoint:           FirstEnv(getenv, S3EndpointEnv),
 		CloudFrontEndpoint:   FirstEnv(getenv, CloudFrontEndpointEnv),
+		LambdaEndpoint:       FirstEnv(getenv, LambdaEndpointEnv),
 		StateTable:           p.str("OAUTH_STATE_TABLE", "media-catalog-oauth-state"),
 		RateLimitTable:       p.str("RATE_LIMIT_TABLE", "media-catalog-rate-limit"),
 		Bucket:               p.str("S3_BUCKET", "media-catalog-images"),
@@ -137,6 +142,8 @@ func Load(getenv func(string) string) (Config, error) {
 		ImageMaxPixels:       p.int("IMAGE_MAX_PIXELS", 50_000_000),
 		ImageMaxDecodedBytes: p.int("IMAGE_MAX_DECODED_BYTES", 150_000_000),
 		CDNCacheBytes:        int64(p.int("CDN_CACHE_BYTES", 64<<20)),
+		AvatarNotifier:       p.str("AVATAR_NOTIFIER", "http"),
+		CDNFunctionName:      getenv("CDN_FUNCTION_NAME"),
 		CDNURL:               getenv("CDN_URL"),
 	}
 	if c.Local() {
@@ -162,6 +169,11 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.RequestTimeout > MaxRequestTimeout {
 		p.errs = append(p.errs, fmt.Sprintf("REQUEST_TIMEOUT: %s is over %s (the local server's write timeout less 5s)", c.RequestTimeout, MaxRequestTimeout))
+	}
+	switch c.AvatarNotifier {
+	case "http", "lambda":
+	default:
+		p.errs = append(p.errs, fmt.Sprintf("AVATAR_NOTIFIER: %q is neither http nor lambda", c.AvatarNotifier))
 	}
 	if len(p.errs) > 0 {
 		return Config{}, fmt.Errorf("config: %s", strings.Join(p.errs, "; "))

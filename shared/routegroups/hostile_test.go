@@ -55,6 +55,7 @@ func newServer(t *testing.T, extra map[string]string) *server {
 		"S3_ENDPOINT":       testenv.S3Endpoint(t),
 		"S3_BUCKET":         os.Getenv("S3_BUCKET"),
 		"FILE_SERVICE":      "true",
+		"AVATAR_NOTIFIER":   "http",
 		"CDN_URL":           cdnSrv.URL,
 		"IMAGE_MAX_BYTES":   "262144",
 		"REQUEST_TIMEOUT":   "20s",

@@ -74,6 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	defaults := map[string]string{
 		"DB_ENV":                "local",
 		"FILE_SERVICE":          "true",
+		"AVATAR_NOTIFIER":       "http",
 		"S3_BUCKET":             "media-catalog-images",
 		"AWS_REGION":            "us-east-1",
 		"AWS_ACCESS_KEY_ID":     "local",
