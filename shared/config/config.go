@@ -75,9 +75,9 @@ type Config struct {
 	ImageMaxDecodedBytes int
 	CDNCacheBytes        int64
 
-	AvatarNotifier  string // "http" or "lambda"
-	CDNFunctionName string
-	CDNURL          string
+	AvatarNotifier  string // how admin-users tells the cdn function of a change: "http" or "lambda"
+	CDNFunctionName string // the cdn function (its alias) that "lambda" invokes
+	CDNURL          string // base URL of the cdn routes that "http" posts a change to
 }
 
 // The variables of each AWS client's endpoint override, first set wins: the SDK's
