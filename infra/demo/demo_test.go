@@ -242,6 +242,8 @@ func TestGenerate(t *testing.T) {
 				{"user_count off", `SELECT count(*) FROM user_count WHERE n <> (SELECT count(*) FROM users) AND $1::bigint IS NOT NULL`, 0},
 				{"client whose contributor_count is off", `SELECT count(*) FROM clients cl WHERE cl.id = $1
 					AND cl.contributor_count <> (SELECT count(*) FROM contributors c WHERE c.client_id = cl.id)`, 0},
+				{"client whose publisher_count is off", `SELECT count(*) FROM clients cl WHERE cl.id = $1
+					AND cl.publisher_count <> (SELECT count(*) FROM publishers p WHERE p.client_id = cl.id)`, 0},
 				{"contributors whose search text is off", `SELECT count(*) FROM contributors c WHERE c.client_id = $1
 					AND c.search IS DISTINCT FROM contributor_search_text(c.first_name, c.last_name)`, 0},
 				{"series without a publisher", `SELECT count(*) FROM series s WHERE s.client_id = $1

@@ -201,6 +201,10 @@ var generateSteps = []struct{ name, sql string }{
 	{"client contributor count", `
 		UPDATE clients c SET contributor_count = (SELECT count(*) FROM contributors WHERE client_id = c.id)
 		WHERE c.id = @client`},
+	// What the publishers' count trigger keeps (migration 00014).
+	{"client publisher count", `
+		UPDATE clients c SET publisher_count = (SELECT count(*) FROM publishers WHERE client_id = c.id)
+		WHERE c.id = @client`},
 	// What the links' count trigger keeps (it is off during a bulk load, see Generate):
 	// set, not added, so the step is right with the triggers on as well.
 	{"publisher series counts", `
@@ -214,10 +218,11 @@ var generateSteps = []struct{ name, sql string }{
 // (foreign key checks included): at a million series they were most of the load's
 // time, one query per inserted row (series tags alone: 200k rows, 2.8 s of checks at
 // 100k series). The steps supply what the triggers would compute (the links' columns,
-// the contributors' search text, the client's contributor count, the number of users,
-// the publishers' series counts), and checkReferences then checks every foreign key of the generated tables
-// in one set-based query each. It takes a superuser (the local
-// stack's role); for any other role Generate runs with the triggers on, more slowly.
+// the contributors' search text, the client's contributor and publisher counts, the
+// number of users, the publishers' series counts), and checkReferences then checks
+// every foreign key of the generated tables in one set-based query each. It takes a
+// superuser (the local stack's role); for any other role Generate runs with the
+// triggers on, more slowly.
 const bulkLoad = `SET LOCAL session_replication_role = replica`
 
 // checkReferences counts, for each single-column foreign key of the generated tables,

@@ -29,7 +29,8 @@ const (
 // Contributors returns one page of a client's contributors and the number of all that
 // match, in one query: the total comes apart from the page, so that a page past the end
 // still reports it. Without a search it is the client's contributor_count, kept by
-// triggers (migration 00008); a search counts its matches.
+// triggers (migration 00008); a search counts its matches. The total also tells which
+// end of the list the page is nearer, to walk from there (pageQuery).
 func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
 	order := "c.first_name, c.last_name, c.id"
 	if q.Descending {
@@ -41,9 +42,11 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	// letters or more.
 	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))`
 	sql := `
-SELECT
+WITH list_total AS (SELECT
 	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE ` + filter + `) END AS total,
+	     ELSE (SELECT count(*) FROM contributors c WHERE ` + filter + `) END AS n)
+SELECT
+	(SELECT n FROM list_total) AS total,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
@@ -55,12 +58,8 @@ SELECT
 			FROM (
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
-				-- text tested on them, cost no row reads).
-				SELECT c.id
-				FROM contributors c
-				WHERE ` + filter + `
-				ORDER BY ` + order + `
-				LIMIT $4 OFFSET $5
+				-- text tested on them, cost no row reads), walked from the nearer end.
+				` + pageQuery("c.id", "contributors c", filter, order, "(SELECT n FROM list_total)", "$4", "$5") + `
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p

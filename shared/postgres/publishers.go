@@ -36,9 +36,10 @@ func publisherOrderBy(alias, order string) (string, error) {
 // case-insensitive substring of the name; an empty Order orders by id.
 //
 // The page's ids come from an index in the list's order (publishers_client_id,
-// publishers_client_name, publishers_client_created: an index-only scan, filtered on the
-// name for a search, or a trigram bitmap when the planner expects few matches), then only
-// the page's rows are read. series_count is a column kept by triggers (migration 00003),
+// publishers_client_name, publishers_client_created: an index-only scan, from the end
+// nearer the page when there is no search, filtered on the name for a search, or a
+// trigram bitmap when the planner expects few matches), then only the page's rows are
+// read. series_count is a column kept by triggers (migration 00003),
 // not a count per request.
 func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]catalog.PublisherListItem, error) {
 	order, err := publisherOrderBy("p", f.Order)
@@ -46,26 +47,27 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 		return nil, err
 	}
 	args := []any{f.Client, f.Limit, f.Offset}
-	match := ""
+	// Without a search, the client's publisher_count (kept by triggers, migration 00014)
+	// tells which end of the list the page is nearer (pageQuery). A search has no total
+	// to show, and counting its matches would cost more than the walk it saves.
+	with, pageIDs := `list_total AS (SELECT coalesce((SELECT publisher_count FROM clients WHERE id = $1), 0) AS n),`,
+		pageQuery("p.id, p.name, p.created_at", "publishers p", "p.client_id = $1", order,
+			"(SELECT n FROM list_total)", "$2", "$3")
 	if f.Search != "" {
 		args = append(args, likePattern(f.Search))
-		match = "AND p.name ILIKE $4"
+		with, pageIDs = "", `SELECT p.id, p.name, p.created_at FROM publishers p
+			WHERE p.client_id = $1 AND p.name ILIKE $4
+			ORDER BY `+order+` LIMIT $2 OFFSET $3`
 	}
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH page AS (
-			SELECT p.id, p.name, p.created_at
-			FROM publishers p
-			WHERE p.client_id = $1 %[1]s
-			ORDER BY %[2]s
-			LIMIT $2 OFFSET $3
-		)
+		WITH %[1]s page AS (%[2]s)
 		SELECT p.id, p.name, p.short_name, p.slug, p.country, p.website, p.headquarter,
 		       p.series_count,
 		       coalesce(to_char(p.founding_date, 'YYYY-MM-DD'), '') AS founding_date,
 		       p.image, p.image_source, p.client_id
 		FROM page
 		JOIN publishers p ON p.id = page.id
-		ORDER BY %[3]s`, match, order, strings.ReplaceAll(order, "p.", "page.")), args...)
+		ORDER BY %[3]s`, with, pageIDs, strings.ReplaceAll(order, "p.", "page.")), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
 	}
@@ -228,9 +230,10 @@ type publicationRow struct {
 //
 // The page is a range of one index of series_publishers in the list's order (the links
 // carry the series' name and creation time), so a page reads its own rows and the
-// skipped offset's index entries, not every link of the publisher; the per-series
-// metadata is looked up for the page's rows only; the total is a kept count or a count
-// on an index (publicationTotal).
+// skipped offset's index entries, not every link of the publisher, walked from the
+// nearer end of the list (pageQuery); the per-series metadata is looked up for the
+// page's rows only; the total is a kept count or a count on an index
+// (publicationTotal), taken first in the same statement.
 func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) ([]catalog.Publication, int64, error) {
 	order, err := linkOrderBy(f.Order)
 	if err != nil {
@@ -248,15 +251,13 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		args = append(args, likePattern(f.Search))
 	}
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
+	pageIDs := pageQuery("sp.series_id", "series_publishers sp",
+		"sp.publisher_id = $1 AND sp.client_id = $2 "+publicationMatch(f.Search, "$6"),
+		order, "(SELECT n FROM list_total)", "$3", "$4")
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH page AS (
-			SELECT sp.series_id
-			FROM series_publishers sp
-			WHERE sp.publisher_id = $1 AND sp.client_id = $2 %[1]s
-			ORDER BY %[2]s
-			LIMIT $3 OFFSET $4
-		)
-		SELECT s.id, s.name, s.slug, s.type, s.origin, %[3]s AS total,
+		WITH list_total AS (SELECT coalesce(%[2]s, 0) AS n),
+		page AS (%[1]s)
+		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       coalesce((SELECT a.title FROM series_aliases a
 		                 WHERE a.series_id = s.id AND a.language = $5
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
@@ -280,7 +281,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
 		FROM page
 		JOIN series s ON s.id = page.series_id
-		ORDER BY %[4]s`, publicationMatch(f.Search, "$6"), order, publicationTotal(f.Search, "$6"), outer), args...)
+		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6"), outer), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}

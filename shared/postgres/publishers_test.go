@@ -157,6 +157,38 @@ func TestPublishersList(t *testing.T) {
 	})
 }
 
+// TestPublisherCount: clients.publisher_count (migration 00014), which tells the
+// publishers list which end a page is nearer, follows every write that adds, removes or
+// moves publishers, a truncate included. (TestCatalogColumnsFollowWrites checks it
+// beside the other kept columns.)
+func TestPublisherCount(t *testing.T) {
+	ctx := context.Background()
+	db := catalogDB(t, &postgres.QueryCounter{})
+	catalogExec(t, db, publisherFixture)
+	steps := []struct{ name, sql string }{
+		{"fixture", ``},
+		{"added", `INSERT INTO publishers (client_id, name, slug) VALUES (2, 'A', 'a'), (3, 'B', 'b'), (3, 'C', 'c')`},
+		{"series count changed only", `INSERT INTO series_publishers (series_id, publisher_id) VALUES (1004, 1003)`},
+		{"moved", `UPDATE publishers SET client_id = 3 WHERE id = 1002`},
+		{"deleted", `DELETE FROM publishers WHERE client_id = 3`},
+		{"truncated", `TRUNCATE publishers CASCADE`},
+		{"added after truncate", `INSERT INTO publishers (client_id, name, slug) VALUES (2, 'D', 'd')`},
+	}
+	for _, step := range steps {
+		if step.sql != "" {
+			catalogExec(t, db, step.sql)
+		}
+		var off int64
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM clients c
+			WHERE c.publisher_count <> (SELECT count(*) FROM publishers p WHERE p.client_id = c.id)`).Scan(&off); err != nil {
+			t.Fatal(err)
+		}
+		if off != 0 {
+			t.Errorf("after %s: %d clients with a stale publisher_count", step.name, off)
+		}
+	}
+}
+
 func TestPublisherBySlug(t *testing.T) {
 	ctx := context.Background()
 	counter := &postgres.QueryCounter{}

@@ -47,7 +47,8 @@ func TestSessionDefaults(t *testing.T) {
 
 // TestCatalogColumnsFollowWrites: the columns that the lists read instead of counting or
 // joining (publishers.series_count, the series' columns on series_publishers) stay equal
-// to what they stand for after every kind of write (migration 00003's triggers).
+// to what they stand for after every kind of write (the triggers of migration 00003, and
+// of 00014 for clients.publisher_count).
 func TestCatalogColumnsFollowWrites(t *testing.T) {
 	ctx := context.Background()
 	db := catalogDB(t, &postgres.QueryCounter{})
@@ -65,7 +66,10 @@ func TestCatalogColumnsFollowWrites(t *testing.T) {
 		{"alias added", `INSERT INTO series_aliases (series_id, title, language) VALUES (1002, 'Beta Alias', 'English')`},
 		{"alias renamed", `UPDATE series_aliases SET title = 'The Very First' WHERE id = 1001`},
 		{"alias removed", `DELETE FROM series_aliases WHERE id = 1003`},
+		{"publisher added", `INSERT INTO publishers (id, client_id, name, slug) VALUES (1005, 3, 'New Press', 'new-press')`},
 		{"publisher moved to another client", `UPDATE publishers SET client_id = 3 WHERE id = 1003`},
+		{"publishers swapped between clients", `UPDATE publishers SET client_id = CASE client_id WHEN 2 THEN 3 ELSE 2 END
+			WHERE id IN (1001, 1005)`},
 		{"series deleted", `DELETE FROM series WHERE id = 1003`},
 		{"publisher deleted", `DELETE FROM publishers WHERE id = 1002`},
 	}
@@ -73,6 +77,8 @@ func TestCatalogColumnsFollowWrites(t *testing.T) {
 		{"series_count", `SELECT count(*) FROM publishers p WHERE p.series_count <> (
 			SELECT count(*) FROM series_publishers sp JOIN series s ON s.id = sp.series_id
 			WHERE sp.publisher_id = p.id AND s.client_id = p.client_id)`},
+		{"publisher_count", `SELECT count(*) FROM clients c WHERE c.publisher_count <> (
+			SELECT count(*) FROM publishers p WHERE p.client_id = c.id)`},
 		{"link columns", `SELECT count(*) FROM series_publishers sp JOIN series s ON s.id = sp.series_id
 			WHERE (sp.client_id, sp.name, sp.created_at, sp.search) IS DISTINCT FROM
 			      (s.client_id, s.name, s.created_at, series_search_text(s.id))`},

@@ -29,7 +29,8 @@ var userOrders = map[string]string{
 // Users returns a page of users with their roles and the holder of each one's live edit
 // lock, and the number of all that match, in one query: the total comes apart from the
 // page, so that a page past the end still reports it. Without a filter it is the
-// user_count kept by triggers (migration 00009); a filter counts its matches.
+// user_count kept by triggers (migration 00009); a filter counts its matches. The total
+// also tells which end of the list the page is nearer, to walk from there (pageQuery).
 //
 // With a search, the matching users are read once (a bitmap of users_username_trgm and
 // a recheck of each match, in a materialized CTE) and both the total and the page come
@@ -43,19 +44,20 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	if !ok {
 		return catalog.UserPage{}, apperr.MissingParams()
 	}
-	where, args := userFilter(q)
-	from, with := "users u "+where, ""
+	cond, args := userFilter(q)
+	from, where, with := "users u", cond, ""
 	if q.Search != "" {
-		from, with = "matches u", `WITH matches AS MATERIALIZED (
-			SELECT u.id, u.username, u.registered FROM users u `+where+`)`
+		from, where, with = "matches u", "TRUE", `matches AS MATERIALIZED (
+			SELECT u.id, u.username, u.registered FROM users u WHERE `+cond+`),`
 	}
-	total := "(SELECT count(*) FROM " + from + ")"
-	if where == "" {
+	total := "(SELECT count(*) FROM " + from + " WHERE " + where + ")"
+	if cond == "TRUE" {
 		total = "(SELECT n FROM user_count)" // kept by triggers (migration 00009)
 	}
-	sql := with + `
+	limit, offset := fmt.Sprintf("$%d", len(args)+1), fmt.Sprintf("$%d", len(args)+2)
+	sql := `WITH ` + with + ` list_total AS (SELECT ` + total + ` AS n)
 		SELECT
-			` + total + ` AS total,
+			(SELECT n FROM list_total) AS total,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
@@ -72,11 +74,9 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 					       row_number() OVER (ORDER BY ` + order + `) AS n
 					FROM (
 						-- The page's ids first (registration order: an index-only scan of
-						-- users_registered), then only the page's rows.
-						SELECT u.id
-						FROM ` + from + `
-						ORDER BY ` + order + fmt.Sprintf(`
-						LIMIT $%d OFFSET $%d`, len(args)+1, len(args)+2) + `
+						-- users_registered), walked from the nearer end, then only the
+						-- page's rows.
+						` + pageQuery("u.id", from, where, order, "(SELECT n FROM list_total)", limit, offset) + `
 					) k
 					JOIN users u ON u.id = k.id
 				) p
@@ -89,8 +89,8 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	return page, nil
 }
 
-// userFilter returns the WHERE clause of a user query ("" for none) and its arguments,
-// numbered from $1.
+// userFilter returns the condition of a user query ("TRUE" for none) and its
+// arguments, numbered from $1.
 func userFilter(q catalog.UserQuery) (string, []any) {
 	var conds []string
 	var args []any
@@ -104,9 +104,9 @@ func userFilter(q catalog.UserQuery) (string, []any) {
 			"EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $%d)", len(args)))
 	}
 	if len(conds) == 0 {
-		return "", nil
+		return "TRUE", nil
 	}
-	return "WHERE " + strings.Join(conds, " AND "), args
+	return strings.Join(conds, " AND "), args
 }
 
 // User returns the detail of user id: their roles and whether they have a live

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	n := fs.Int("n", 200, "requests per route (after a warm-up of n/10)")
 	outFile := fs.String("out", "", "write the results here (JSON)")
 	report := fs.Bool("report", false, "print the table of the result files given as arguments")
-	match := fs.String("match", "", "only the routes containing this text")
+	match := fs.String("match", "", "only the routes whose path or label contains this text")
 	fresh := fs.Int("fresh", 50, "requests per route on a fresh database connection each (0: none; in-process server only)")
 	pooled := fs.Bool("pooler", true, "also measure the fresh connections through PgBouncer in transaction mode (as RDS Proxy)")
 	if err := fs.Parse(args); err != nil {
@@ -153,15 +153,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		fmt.Fprintf(out, "huge pages for the shared buffers: %t\n", res.HugePages)
 	}
 	for _, r := range routes {
-		if !strings.Contains(r, *match) {
+		if !r.matches(*match) {
 			continue
 		}
-		result, err := measure(ctx, httpc, base+r, admin.Refresh, *n, nil)
+		result, err := measure(ctx, httpc, base+r.path, admin.Refresh, *n, nil)
 		if err != nil {
-			return fmt.Errorf("%s: %w", r, err)
+			return fmt.Errorf("%s: %w", r.path, err)
 		}
-		result.Route, result.Label = r, label(r)
-		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r, result.P50, result.P95, result.P99, result.Bytes, result.Status)
+		result.Route, result.Label = r.path, r.label
+		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r.path, result.P50, result.P95, result.P99, result.Bytes, result.Status)
 		res.Results = append(res.Results, result)
 	}
 	if *fresh == 0 || resetPool == nil {
@@ -260,7 +260,7 @@ func startPooler(ctx context.Context, dbURL string) (*stack.Service, error) {
 
 // freshPass measures the connection set-up to setupURL, then each route with the
 // server's pool reset before every request; kind names the pass in the labels.
-func freshPass(ctx context.Context, out io.Writer, c *http.Client, routes []string, match string, n int, token, kind, setupURL, base string, reset func()) ([]Result, error) {
+func freshPass(ctx context.Context, out io.Writer, c *http.Client, routes []benchRoute, match string, n int, token, kind, setupURL, base string, reset func()) ([]Result, error) {
 	setUp, err := connectionSetUp(ctx, setupURL, n)
 	if err != nil {
 		return nil, fmt.Errorf("connection set-up (%s): %w", kind, err)
@@ -270,14 +270,14 @@ func freshPass(ctx context.Context, out io.Writer, c *http.Client, routes []stri
 	fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", setUp.Route, setUp.P50, setUp.P95, setUp.P99)
 	results := []Result{setUp}
 	for _, r := range routes {
-		if !strings.Contains(r, match) {
+		if !r.matches(match) {
 			continue
 		}
-		result, err := measure(ctx, c, base+r, token, n, reset)
+		result, err := measure(ctx, c, base+r.path, token, n, reset)
 		if err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", r, kind, err)
+			return nil, fmt.Errorf("%s (%s): %w", r.path, kind, err)
 		}
-		result.Route, result.Label = r+" ("+kind+")", label(r)+" ("+kind+")"
+		result.Route, result.Label = r.path+" ("+kind+")", r.label+" ("+kind+")"
 		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", result.Route, result.P50, result.P95, result.P99, result.Bytes, result.Status)
 		results = append(results, result)
 	}
@@ -298,8 +298,9 @@ func writeRun(file string, res Run) error {
 
 // benchRoutes are the issue's routes on the generated client: the large publisher's
 // publications in every order, with a search that matches an eighth of them and one that
-// matches nothing, and deep; the publishers list and its last page; the admin lists.
-func benchRoutes(ctx context.Context, db *postgres.DB) ([]string, error) {
+// matches nothing, and deep; the publishers list and its deep pages; the admin lists and
+// their deep pages.
+func benchRoutes(ctx context.Context, db *postgres.DB) ([]benchRoute, error) {
 	var big, links, publishers, contributors, users int64
 	err := db.Pool.QueryRow(ctx, `SELECT p.id,
 		(SELECT count(*) FROM series_publishers WHERE publisher_id = p.id),
@@ -311,40 +312,57 @@ func benchRoutes(ctx context.Context, db *postgres.DB) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("look up the catalog: %w", err)
 	}
+	// The last page, and the page across the middle: the deepest walk from either end.
 	last := func(total int64) int64 { return max(0, total-20) }
-	pubs := fmt.Sprintf("/publisher/publications/%d?client=%d&limit=20", big, client)
-	routes := []string{}
-	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
-		routes = append(routes, pubs+"&order="+o)
+	middle := func(total int64) int64 { return max(0, total/2-10) }
+	plain := func(path string) benchRoute { return benchRoute{path, path} }
+	deep := func(path, where string, offset int64) benchRoute {
+		return benchRoute{fmt.Sprintf("%s&offset=%d", path, offset), path + "&offset=<" + where + ">"}
 	}
+	pubs := fmt.Sprintf("/publisher/publications/%d?client=%d&limit=20", big, client)
+	routes := []benchRoute{}
+	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
+		routes = append(routes, plain(pubs+"&order="+o))
+	}
+	publishersPage := fmt.Sprintf("/publishers?client=%d&limit=20", client)
+	contributorsDesc := fmt.Sprintf("/admin-contributors?client=%d&limit=20&order=name-desc", client)
+	usersRegistered := "/admin-users?limit=20&order=registered-desc"
 	routes = append(routes,
-		pubs+"&search=Blue",
-		pubs+"&search=Blue&order=added-desc",
-		pubs+"&search=zzqx",
-		pubs+fmt.Sprintf("&offset=%d", last(links)),
-		fmt.Sprintf("/publishers?client=%d&limit=20", client),
-		fmt.Sprintf("/publishers?client=%d&limit=20&order=name-asc", client),
-		fmt.Sprintf("/publishers?client=%d&limit=20&search=publisher", client),
-		fmt.Sprintf("/publishers?client=%d&limit=20&search=zzqx", client),
-		fmt.Sprintf("/publishers?client=%d&limit=20&offset=%d", client, last(publishers)),
-		fmt.Sprintf("/publisher/random?client=%d", client),
-		fmt.Sprintf("/admin-contributors?client=%d&limit=20", client),
-		fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=ta", client),
-		fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=kobayashi", client),
-		fmt.Sprintf("/admin-contributors?client=%d&limit=20&order=name-desc&offset=%d", client, last(contributors)),
-		"/admin-users?limit=20",
-		"/admin-users?limit=20&search=otaku",
-		fmt.Sprintf("/admin-users?limit=20&order=registered-desc&offset=%d", last(users)),
-		"/publishers?client=1",
+		plain(pubs+"&search=Blue"),
+		plain(pubs+"&search=Blue&order=added-desc"),
+		plain(pubs+"&search=zzqx"),
+		deep(pubs, "last page", last(links)),
+		deep(pubs, "middle page", middle(links)),
+		plain(publishersPage),
+		plain(publishersPage+"&order=name-asc"),
+		plain(publishersPage+"&search=publisher"),
+		plain(publishersPage+"&search=zzqx"),
+		deep(publishersPage, "last page", last(publishers)),
+		deep(publishersPage, "middle page", middle(publishers)),
+		plain(fmt.Sprintf("/publisher/random?client=%d", client)),
+		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20", client)),
+		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=ta", client)),
+		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=kobayashi", client)),
+		deep(contributorsDesc, "last page", last(contributors)),
+		deep(contributorsDesc, "middle page", middle(contributors)),
+		plain("/admin-users?limit=20"),
+		plain("/admin-users?limit=20&search=otaku"),
+		deep(usersRegistered, "last page", last(users)),
+		deep(usersRegistered, "middle page", middle(users)),
+		plain("/publishers?client=1"),
 	)
 	return routes, nil
 }
 
-// deepOffset is a deep page's offset in a route, which differs from size to size.
-var deepOffset = regexp.MustCompile(`offset=[1-9][0-9]*`)
+// benchRoute is a route to measure and its label, which names it the same way at every
+// size: a deep page's offset, which differs from size to size, becomes <last page> or
+// <middle page>.
+type benchRoute struct{ path, label string }
 
-// label names a route the same way at every size: its deep offset becomes <last page>.
-func label(route string) string { return deepOffset.ReplaceAllString(route, "offset=<last page>") }
+// matches reports whether the route's path or label contains text.
+func (r benchRoute) matches(text string) bool {
+	return strings.Contains(r.path, text) || strings.Contains(r.label, text)
+}
 
 // measure times n sequential requests to url after a warm-up of n/10; before, when not
 // nil, runs ahead of each (untimed).
