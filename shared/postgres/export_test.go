@@ -5,3 +5,6 @@ var LikePattern = likePattern
 
 // ReverseOrder exposes reverseOrder to the tests.
 var ReverseOrder = reverseOrder
+
+// PageQuery exposes pageQuery to the tests of its plan.
+var PageQuery = pageQuery
