@@ -59,7 +59,7 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				` + pageQuery("c.id", "contributors c", filter, order, "(SELECT n FROM list_total)", "$4", "$5") + `
+				` + pageQuery("c.id", "contributors c", filter, order, "(SELECT n FROM list_total)", "$4", "$5", q.Offset == 0) + `
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p

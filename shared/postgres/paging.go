@@ -9,8 +9,9 @@ import (
 //
 //	SELECT cols FROM from WHERE where ORDER BY order LIMIT limit OFFSET offset
 //
-// returns, in no particular order (the caller orders them again), each with a column rn
-// of no meaning to the caller, read from whichever end of the list skips fewer entries.
+// returns, in no particular order (the caller orders them again), perhaps with a column
+// rn of no meaning to the caller, read from whichever end of the list skips fewer
+// entries.
 // total is an SQL expression of the number of rows the list has, from the same
 // statement (so from the same snapshot as the page), and limit and offset are
 // placeholders with non-negative values.
@@ -27,9 +28,17 @@ import (
 // leave the planner guessing a tenth of the list, and it then joined the "page" with a
 // hash over every publisher (113 ms for the first page of 100k).
 //
+// forward asks for the plain query, read from the start only: for a first page (an
+// offset of 0), which is never nearer the end, so that the most common page does not
+// plan a branch it cannot take (0.3–0.5 ms of a first page at 1M series), and for a
+// list with no total in hand.
+//
 // Pages in the middle still walk up to half of the list: an exact offset with no
 // positions kept in the schema has no cheaper way to its first row.
-func pageQuery(cols, from, where, order, total, limit, offset string) string {
+func pageQuery(cols, from, where, order, total, limit, offset string, forward bool) string {
+	if forward {
+		return fmt.Sprintf(`SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %s OFFSET %s`, cols, from, where, order, limit, offset)
+	}
 	fromEnd := fmt.Sprintf("greatest(%[1]s - %[3]s - %[2]s, 0) < %[3]s", total, limit, offset)
 	reverse := reverseOrder(order)
 	return fmt.Sprintf(`(SELECT %[1]s, 0::bigint AS rn FROM %[2]s WHERE %[3]s AND NOT (%[6]s)

@@ -161,7 +161,7 @@ func TestPageQueryEstimate(t *testing.T) {
 		t.Fatalf("fixture: %v", err)
 	}
 	sql := `EXPLAIN (FORMAT JSON) WITH list_total AS (SELECT publisher_count AS n FROM clients WHERE id = $1) ` +
-		postgres.PageQuery("p.id", "publishers p", "p.client_id = $1", "p.name, p.id", "(SELECT n FROM list_total)", "$2", "$3")
+		postgres.PageQuery("p.id", "publishers p", "p.client_id = $1", "p.name, p.id", "(SELECT n FROM list_total)", "$2", "$3", false)
 	const limit = 20
 	for _, offset := range []int64{0, 2490, 4980, 4995} {
 		var plan []struct {

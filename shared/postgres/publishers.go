@@ -47,18 +47,21 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 		return nil, err
 	}
 	args := []any{f.Client, f.Limit, f.Offset}
-	// Without a search, the client's publisher_count (kept by triggers, migration 00014)
-	// tells which end of the list the page is nearer (pageQuery). A search has no total
-	// to show, and counting its matches would cost more than the walk it saves.
-	with, pageIDs := `list_total AS (SELECT coalesce((SELECT publisher_count FROM clients WHERE id = $1), 0) AS n),`,
-		pageQuery("p.id, p.name, p.created_at", "publishers p", "p.client_id = $1", order,
-			"(SELECT n FROM list_total)", "$2", "$3")
+	where := "p.client_id = $1"
 	if f.Search != "" {
 		args = append(args, likePattern(f.Search))
-		with, pageIDs = "", `SELECT p.id, p.name, p.created_at FROM publishers p
-			WHERE p.client_id = $1 AND p.name ILIKE $4
-			ORDER BY `+order+` LIMIT $2 OFFSET $3`
+		where += " AND p.name ILIKE $4"
 	}
+	// Past the first page without a search, the client's publisher_count (kept by
+	// triggers, migration 00014) tells which end of the list the page is nearer
+	// (pageQuery). A search has no total to show, and counting its matches would cost
+	// more than the walk it saves.
+	with, forward := "", f.Offset == 0 || f.Search != ""
+	if !forward {
+		with = `list_total AS (SELECT coalesce((SELECT publisher_count FROM clients WHERE id = $1), 0) AS n),`
+	}
+	pageIDs := pageQuery("p.id, p.name, p.created_at", "publishers p", where, order,
+		"(SELECT n FROM list_total)", "$2", "$3", forward)
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
 		WITH %[1]s page AS (%[2]s)
 		SELECT p.id, p.name, p.short_name, p.slug, p.country, p.website, p.headquarter,
@@ -253,7 +256,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
 	pageIDs := pageQuery("sp.series_id", "series_publishers sp",
 		"sp.publisher_id = $1 AND sp.client_id = $2 "+publicationMatch(f.Search, "$6"),
-		order, "(SELECT n FROM list_total)", "$3", "$4")
+		order, "(SELECT n FROM list_total)", "$3", "$4", f.Offset == 0)
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
 		WITH list_total AS (SELECT coalesce(%[2]s, 0) AS n),
 		page AS (%[1]s)

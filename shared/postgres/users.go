@@ -76,7 +76,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						` + pageQuery("u.id", from, where, order, "(SELECT n FROM list_total)", limit, offset) + `
+						` + pageQuery("u.id", from, where, order, "(SELECT n FROM list_total)", limit, offset, q.Offset == 0) + `
 					) k
 					JOIN users u ON u.id = k.id
 				) p
