@@ -11,9 +11,8 @@ import (
 //
 // returns, in no particular order (the caller orders them again), perhaps with a column
 // rn of no meaning to the caller, read from whichever end of the list skips fewer
-// entries.
-// total is an SQL expression of the number of rows the list has, from the same
-// statement (so from the same snapshot as the page), and limit and offset are
+// entries. total is an SQL expression of the number of rows the list has, from the
+// same statement (so from the same snapshot as the page), and limit and offset are
 // placeholders with non-negative values.
 //
 // PostgreSQL walks OFFSET's entries one by one, so the last page of a list of 100k
@@ -25,8 +24,8 @@ import (
 // limit). So a page's walk is at most half the list, and the pages near either end
 // cost their own rows. Each branch sits under a one-time filter on total, so only one
 // of them runs. Both keep the plain limit as their LIMIT: an expression there would
-// leave the planner guessing a tenth of the list, and it then joined the "page" with a
-// hash over every publisher (113 ms for the first page of 100k).
+// leave the planner guessing a tenth of the list, and it then joined the page with a
+// hash over every publisher (113 ms for the first page of 100k; TestPageQueryEstimate).
 //
 // forward asks for the plain query, read from the start only: for a first page (an
 // offset of 0), which is never nearer the end, so that the most common page does not
