@@ -8,7 +8,9 @@
 // folder keeps it for later runs), serves the whole API in this process on -port (the
 // same handler as make run; -url measures a server started elsewhere instead), and sends
 // each route's requests one after the other after a warm-up, writing p50/p95/p99 per
-// route to -out. Then each route again with a new database connection per request
+// route to -out, beside those of a few statements timed alone (benchStatements: the
+// work the growing routes cannot skip, and a reference of the machine's speed). Then
+// each route again with a new database connection per request
 // (-fresh): straight to PostgreSQL, and through PgBouncer in transaction mode as the
 // functions reach the database through RDS Proxy (-pooler; needs pgbouncer, which
 // make bench-scale installs). With -report it prints the table of result files instead:
@@ -141,10 +143,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		base, resetPool = srv.base, srv.reset
 	}
 
-	routes, err := benchRoutes(ctx, db)
+	shape, err := lookUpCatalog(ctx, db)
 	if err != nil {
 		return err
 	}
+	routes := benchRoutes(shape)
 	httpc := &http.Client{Timeout: 15 * time.Minute}
 	res := Run{Scale: *scale}
 	if res.HugePages, err = sharedMemoryInHugePages(ctx, db); err != nil {
@@ -162,6 +165,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		}
 		result.Route, result.Label = r.path, r.label
 		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r.path, result.P50, result.P95, result.P99, result.Bytes, result.Status)
+		res.Results = append(res.Results, result)
+	}
+	for _, st := range benchStatements(shape) {
+		if !strings.Contains(st.label, *match) {
+			continue
+		}
+		result, err := measureStatement(ctx, db, st, *n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.label, err)
+		}
+		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", result.Route, result.P50, result.P95, result.P99)
 		res.Results = append(res.Results, result)
 	}
 	if *fresh == 0 || resetPool == nil {
@@ -296,22 +310,30 @@ func writeRun(file string, res Run) error {
 	return os.WriteFile(file, b, 0o644)
 }
 
-// benchRoutes are the issue's routes on the generated client: the large publisher's
-// publications in every order, with a search that matches an eighth of them and one that
-// matches nothing, and deep; the publishers list and its deep pages; the admin lists and
-// their deep pages.
-func benchRoutes(ctx context.Context, db *postgres.DB) ([]benchRoute, error) {
-	var big, links, publishers, contributors, users int64
+// catalog is the generated client's shape: its large publisher (the first generated)
+// with the number of its links, and the number of publishers, contributors and users.
+type catalog struct{ big, links, publishers, contributors, users int64 }
+
+func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalog, error) {
+	var c catalog
 	err := db.Pool.QueryRow(ctx, `SELECT p.id,
 		(SELECT count(*) FROM series_publishers WHERE publisher_id = p.id),
 		(SELECT count(*) FROM publishers WHERE client_id = $2),
 		(SELECT count(*) FROM contributors WHERE client_id = $2),
 		(SELECT count(*) FROM users)
 		FROM publishers p WHERE p.slug = $1`,
-		demo.GeneratedPublisherSlug(client, 1), client).Scan(&big, &links, &publishers, &contributors, &users)
+		demo.GeneratedPublisherSlug(client, 1), client).Scan(&c.big, &c.links, &c.publishers, &c.contributors, &c.users)
 	if err != nil {
-		return nil, fmt.Errorf("look up the catalog: %w", err)
+		return c, fmt.Errorf("look up the catalog: %w", err)
 	}
+	return c, nil
+}
+
+// benchRoutes are the issue's routes on the generated client: the large publisher's
+// publications in every order, with a search that matches an eighth of them and one that
+// matches nothing, and deep; the publishers list and its deep pages; the admin lists and
+// their deep pages.
+func benchRoutes(c catalog) []benchRoute {
 	// The last page, and the page across the middle: the deepest walk from either end.
 	last := func(total int64) int64 { return max(0, total-20) }
 	middle := func(total int64) int64 { return max(0, total/2-10) }
@@ -319,7 +341,7 @@ func benchRoutes(ctx context.Context, db *postgres.DB) ([]benchRoute, error) {
 	deep := func(path, where string, offset int64) benchRoute {
 		return benchRoute{fmt.Sprintf("%s&offset=%d", path, offset), path + "&offset=<" + where + ">"}
 	}
-	pubs := fmt.Sprintf("/publisher/publications/%d?client=%d&limit=20", big, client)
+	pubs := fmt.Sprintf("/publisher/publications/%d?client=%d&limit=20", c.big, client)
 	routes := []benchRoute{}
 	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
 		routes = append(routes, plain(pubs+"&order="+o))
@@ -331,27 +353,84 @@ func benchRoutes(ctx context.Context, db *postgres.DB) ([]benchRoute, error) {
 		plain(pubs+"&search=Blue"),
 		plain(pubs+"&search=Blue&order=added-desc"),
 		plain(pubs+"&search=zzqx"),
-		deep(pubs, "last page", last(links)),
-		deep(pubs, "middle page", middle(links)),
+		deep(pubs, "last page", last(c.links)),
+		deep(pubs, "middle page", middle(c.links)),
 		plain(publishersPage),
 		plain(publishersPage+"&order=name-asc"),
 		plain(publishersPage+"&search=publisher"),
 		plain(publishersPage+"&search=zzqx"),
-		deep(publishersPage, "last page", last(publishers)),
-		deep(publishersPage, "middle page", middle(publishers)),
+		deep(publishersPage, "last page", last(c.publishers)),
+		deep(publishersPage, "middle page", middle(c.publishers)),
 		plain(fmt.Sprintf("/publisher/random?client=%d", client)),
 		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20", client)),
 		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=ta", client)),
 		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=kobayashi", client)),
-		deep(contributorsDesc, "last page", last(contributors)),
-		deep(contributorsDesc, "middle page", middle(contributors)),
+		deep(contributorsDesc, "last page", last(c.contributors)),
+		deep(contributorsDesc, "middle page", middle(c.contributors)),
 		plain("/admin-users?limit=20"),
 		plain("/admin-users?limit=20&search=otaku"),
-		deep(usersRegistered, "last page", last(users)),
-		deep(usersRegistered, "middle page", middle(users)),
+		deep(usersRegistered, "last page", last(c.users)),
+		deep(usersRegistered, "middle page", middle(c.users)),
 		plain("/publishers?client=1"),
 	)
-	return routes, nil
+	return routes
+}
+
+// benchStatement is one SQL statement to time on the server's pool, beside the routes.
+type benchStatement struct {
+	label string
+	sql   string
+	args  []any
+}
+
+// benchStatements are the least work of the routes that still grow with the catalog,
+// timed alone, and a reference: the index entries an exact total or offset has to pass
+// (the large publisher's links, the client's contributors, half of its publishers), with
+// no pattern tested and no row read, so that a route's figure can be set against the
+// work it cannot skip; and a fixed amount of work for the server, the same at every size,
+// whose growth (about 1×) shows that both sizes ran on an equally fast machine.
+func benchStatements(c catalog) []benchStatement {
+	return []benchStatement{
+		{"(statement: count the large publisher's links, no pattern tested: what search=Blue's total walks)",
+			`SELECT count(*) FROM series_publishers WHERE publisher_id = $1 AND client_id = $2`, []any{c.big, int64(client)}},
+		{"(statement: count the client's contributors, no pattern tested: what search=ta's total walks)",
+			`SELECT count(*) FROM contributors WHERE client_id = $1`, []any{int64(client)}},
+		{"(statement: skip half of the client's publishers, no row read: what the middle page walks)",
+			`SELECT id FROM publishers WHERE client_id = $1 ORDER BY client_id, id OFFSET $2 LIMIT 1`, []any{int64(client), c.publishers / 2}},
+		{"(reference statement: count(*) over generate_series(1, 50000), the same work at every size)",
+			`SELECT count(*) FROM generate_series(1, 50000)`, nil},
+	}
+}
+
+// measureStatement times n runs of st on db after a warm-up of n/10.
+func measureStatement(ctx context.Context, db *postgres.DB, st benchStatement, n int) (Result, error) {
+	r := Result{Route: st.label, Label: st.label, Requests: n}
+	once := func() (float64, error) {
+		start := time.Now()
+		rows, err := db.Pool.Query(ctx, st.sql, st.args...)
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		return float64(time.Since(start).Microseconds()) / 1000, rows.Err()
+	}
+	for range max(1, n/10) {
+		if _, err := once(); err != nil {
+			return r, err
+		}
+	}
+	ms := make([]float64, 0, n)
+	for range n {
+		d, err := once()
+		if err != nil {
+			return r, err
+		}
+		ms = append(ms, d)
+	}
+	r.P50, r.P95, r.P99 = percentiles(ms)
+	return r, nil
 }
 
 // benchRoute is a route to measure and its label, which names it the same way at every
