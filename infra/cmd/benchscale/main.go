@@ -405,7 +405,8 @@ func benchStatements(c catalog) []benchStatement {
 // measureStatement times n runs of st on db after a warm-up of n/10.
 func measureStatement(ctx context.Context, db *postgres.DB, st benchStatement, n int) (Result, error) {
 	r := Result{Route: st.label, Label: st.label, Requests: n}
-	once := func() (float64, error) {
+	var err error
+	r.P50, r.P95, r.P99, err = timeRuns(n, func() (time.Duration, error) {
 		start := time.Now()
 		rows, err := db.Pool.Query(ctx, st.sql, st.args...)
 		if err != nil {
@@ -414,23 +415,9 @@ func measureStatement(ctx context.Context, db *postgres.DB, st benchStatement, n
 		for rows.Next() {
 		}
 		rows.Close()
-		return float64(time.Since(start).Microseconds()) / 1000, rows.Err()
-	}
-	for range max(1, n/10) {
-		if _, err := once(); err != nil {
-			return r, err
-		}
-	}
-	ms := make([]float64, 0, n)
-	for range n {
-		d, err := once()
-		if err != nil {
-			return r, err
-		}
-		ms = append(ms, d)
-	}
-	r.P50, r.P95, r.P99 = percentiles(ms)
-	return r, nil
+		return time.Since(start), rows.Err()
+	})
+	return r, err
 }
 
 // benchRoute is a route to measure and its label, which names it the same way at every
@@ -473,22 +460,30 @@ func measure(ctx context.Context, c *http.Client, url, token string, n int, befo
 		r.Bytes, r.Status = len(b), resp.StatusCode
 		return d, nil
 	}
+	var err error
+	r.Requests = n
+	r.P50, r.P95, r.P99, err = timeRuns(n, once)
+	return r, err
+}
+
+// timeRuns runs once n/10 times to warm up, then n times, and returns the p50, p95 and
+// p99 in milliseconds of the durations it reports.
+func timeRuns(n int, once func() (time.Duration, error)) (p50, p95, p99 float64, err error) {
 	for range max(1, n/10) {
 		if _, err := once(); err != nil {
-			return r, err
+			return 0, 0, 0, err
 		}
 	}
-	ds := make([]float64, 0, n)
+	ms := make([]float64, 0, n)
 	for range n {
 		d, err := once()
 		if err != nil {
-			return r, err
+			return 0, 0, 0, err
 		}
-		ds = append(ds, float64(d.Microseconds())/1000)
+		ms = append(ms, float64(d.Microseconds())/1000)
 	}
-	r.Requests = n
-	r.P50, r.P95, r.P99 = percentiles(ds)
-	return r, nil
+	p50, p95, p99 = percentiles(ms)
+	return p50, p95, p99, nil
 }
 
 // percentiles returns the p50, p95 and p99 of ms (sorted in place).
