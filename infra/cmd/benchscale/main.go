@@ -310,12 +310,12 @@ func writeRun(file string, res Run) error {
 	return os.WriteFile(file, b, 0o644)
 }
 
-// catalog is the generated client's shape: its large publisher (the first generated)
+// catalogShape is the generated client's shape: its large publisher (the first generated)
 // with the number of its links, and the number of publishers, contributors and users.
-type catalog struct{ big, links, publishers, contributors, users int64 }
+type catalogShape struct{ big, links, publishers, contributors, users int64 }
 
-func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalog, error) {
-	var c catalog
+func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalogShape, error) {
+	var c catalogShape
 	err := db.Pool.QueryRow(ctx, `SELECT p.id,
 		(SELECT count(*) FROM series_publishers WHERE publisher_id = p.id),
 		(SELECT count(*) FROM publishers WHERE client_id = $2),
@@ -333,7 +333,7 @@ func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalog, error) {
 // publications in every order, with a search that matches an eighth of them and one that
 // matches nothing, and deep; the publishers list and its deep pages; the admin lists and
 // their deep pages.
-func benchRoutes(c catalog) []benchRoute {
+func benchRoutes(c catalogShape) []benchRoute {
 	// The last page, and the page across the middle: the deepest walk from either end.
 	last := func(total int64) int64 { return max(0, total-20) }
 	middle := func(total int64) int64 { return max(0, total/2-10) }
@@ -376,7 +376,7 @@ func benchRoutes(c catalog) []benchRoute {
 	return routes
 }
 
-// benchStatement is one SQL statement to time on the server's pool, beside the routes.
+// benchStatement is one SQL statement to time on a warm connection, beside the routes.
 type benchStatement struct {
 	label string
 	sql   string
@@ -389,13 +389,13 @@ type benchStatement struct {
 // no pattern tested and no row read, so that a route's figure can be set against the
 // work it cannot skip; and a fixed amount of work for the server, the same at every size,
 // whose growth (about 1×) shows that both sizes ran on an equally fast machine.
-func benchStatements(c catalog) []benchStatement {
+func benchStatements(c catalogShape) []benchStatement {
 	return []benchStatement{
 		{"(statement: count the large publisher's links, no pattern tested: what search=Blue's total walks)",
 			`SELECT count(*) FROM series_publishers WHERE publisher_id = $1 AND client_id = $2`, []any{c.big, int64(client)}},
 		{"(statement: count the client's contributors, no pattern tested: what search=ta's total walks)",
 			`SELECT count(*) FROM contributors WHERE client_id = $1`, []any{int64(client)}},
-		{"(statement: skip half of the client's publishers, no row read: what the middle page walks)",
+		{"(statement: skip half of the client's publishers, no row read: what the publishers' middle page walks)",
 			`SELECT id FROM publishers WHERE client_id = $1 ORDER BY client_id, id OFFSET $2 LIMIT 1`, []any{int64(client), c.publishers / 2}},
 		{"(reference statement: count(*) over generate_series(1, 50000), the same work at every size)",
 			`SELECT count(*) FROM generate_series(1, 50000)`, nil},
