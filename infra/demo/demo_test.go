@@ -246,6 +246,8 @@ func TestGenerate(t *testing.T) {
 					AND cl.publisher_count <> (SELECT count(*) FROM publishers p WHERE p.client_id = cl.id)`, 0},
 				{"contributors whose search text is off", `SELECT count(*) FROM contributors c WHERE c.client_id = $1
 					AND c.search IS DISTINCT FROM contributor_search_text(c.first_name, c.last_name)`, 0},
+				{"users whose search text is off", `SELECT count(*) FROM users
+					WHERE slug LIKE 'g' || $1::bigint || '-user-%' AND search IS DISTINCT FROM lower(username)`, 0},
 				{"series without a publisher", `SELECT count(*) FROM series s WHERE s.client_id = $1
 					AND NOT EXISTS (SELECT 1 FROM series_publishers sp WHERE sp.series_id = s.id)`, 0},
 				{"links across clients", `SELECT count(*) FROM series_publishers sp

@@ -182,14 +182,17 @@ var generateSteps = []struct{ name, sql string }{
 	{"user ids", `
 		SELECT setval(pg_get_serial_sequence('users', 'id'),
 		              greatest((SELECT coalesce(max(id), 0) FROM users), @demoUsers::bigint))`},
+	// The search text is the lowercased username, as the users' trigger keeps it
+	// (migration 00015).
 	{"users", `
-		INSERT INTO users (slug, username, age_verified, registered)
-		SELECT @prefix::text || 'user-' || n,
-		       (ARRAY['reader', 'collector', 'otaku', 'bookworm', 'critic', 'fan', 'librarian', 'editor'])[1 + n % 8]
-		           || '_' || @client::bigint || '_' || n,
+		INSERT INTO users (slug, username, search, age_verified, registered)
+		SELECT @prefix::text || 'user-' || n, u.username, lower(u.username),
 		       n % 4 = 0,
 		       timestamptz '2021-01-01 00:00:00+00' + (n::bigint * 7919 % @users::int) * interval '1 minute'
-		FROM generate_series(1, @users::int) n`},
+		FROM generate_series(1, @users::int) n
+		CROSS JOIN LATERAL (SELECT
+		       (ARRAY['reader', 'collector', 'otaku', 'bookworm', 'critic', 'fan', 'librarian', 'editor'])[1 + n % 8]
+		           || '_' || @client::bigint || '_' || n AS username) u`},
 	{"user roles", `
 		INSERT INTO user_roles (user_id, role_id)
 		SELECT u.id, r.id
@@ -218,11 +221,11 @@ var generateSteps = []struct{ name, sql string }{
 // (foreign key checks included): at a million series they were most of the load's
 // time, one query per inserted row (series tags alone: 200k rows, 2.8 s of checks at
 // 100k series). The steps supply what the triggers would compute (the links' columns,
-// the contributors' search text, the client's contributor and publisher counts, the
-// number of users, the publishers' series counts), and checkReferences then checks
-// every foreign key of the generated tables in one set-based query each. It takes a
-// superuser (the local stack's role); for any other role Generate runs with the
-// triggers on, more slowly.
+// the contributors' and users' search text, the client's contributor and publisher
+// counts, the number of users, the publishers' series counts), and checkReferences
+// then checks every foreign key of the generated tables in one set-based query each.
+// It takes a superuser (the local stack's role); for any other role Generate runs
+// with the triggers on, more slowly.
 const bulkLoad = `SET LOCAL session_replication_role = replica`
 
 // checkReferences counts, for each single-column foreign key of the generated tables,

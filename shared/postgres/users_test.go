@@ -100,6 +100,10 @@ func TestUsersList(t *testing.T) {
 		{"registered-asc", catalog.UserQuery{Order: catalog.UserOrderRegisteredAsc, Limit: 100}, "1 2 3 10 11 ", 5, 1},
 		{"registered-desc", catalog.UserQuery{Order: catalog.UserOrderRegisteredDesc, Limit: 100}, "11 10 3 2 1 ", 5, 1},
 		{"search is a case-insensitive substring", catalog.UserQuery{Search: "EM", Limit: 100}, "3 ", 1, 1},
+		{"search in name-desc", catalog.UserQuery{Search: "a", Order: catalog.UserOrderNameDesc, Limit: 100}, "1 11 ", 2, 1},
+		{"search in registered-desc", catalog.UserQuery{Search: "A", Order: catalog.UserOrderRegisteredDesc, Limit: 100}, "11 1 ", 2, 1},
+		{"search of a capitalised name", catalog.UserQuery{Search: "zO", Order: catalog.UserOrderNameDesc, Limit: 100}, "10 ", 1, 1},
+		{"search page from the end", catalog.UserQuery{Search: "m", Limit: 1, Offset: 2}, "3 ", 3, 1},
 		{"search wildcards are literal", catalog.UserQuery{Search: "_50%", Limit: 100}, "11 ", 1, 1},
 		{"search for a lone wildcard", catalog.UserQuery{Search: "%", Limit: 100}, "11 ", 1, 1},
 		{"role filter", catalog.UserQuery{Role: 2, Limit: 100}, "2 10 ", 2, 1},
@@ -155,26 +159,38 @@ func TestUsersList(t *testing.T) {
 	}
 }
 
-// TestUserCount: user_count (migration 00009), the total of the users list without a
-// filter, follows every statement that adds or removes users.
+// TestUserCount: what the users list reads instead of computing it follows every
+// statement that writes users: user_count (migration 00009), the total of the list
+// without a filter, and users.search (00015), the lowercased username a search
+// matches and sorts on.
 func TestUserCount(t *testing.T) {
 	db := acctDB(t, nil)
 	ctx := context.Background()
 	steps := []struct{ name, sql string }{
 		{"demo data", ``},
-		{"added", `INSERT INTO users (slug, username) VALUES ('c1', 'c1'), ('c2', 'c2'), ('c3', 'c3')`},
+		{"added", `INSERT INTO users (slug, username) VALUES ('c1', 'C1'), ('c2', 'c2'), ('c3', 'c3')`},
+		{"added with a search text of its own", `INSERT INTO users (slug, username, search) VALUES ('c4', 'Ürsula', 'x')`},
 		{"added none", `INSERT INTO users (slug, username) SELECT 'x', 'x' WHERE false`},
 		{"renamed", `UPDATE users SET username = username || '_'`},
+		{"renamed in capitals", `UPDATE users SET username = 'MiXeD' WHERE slug = 'c3'`},
+		{"search text written", `UPDATE users SET search = 'junk'`},
+		{"other columns written", `UPDATE users SET age_verified = true`},
 		{"deleted", `DELETE FROM users WHERE slug IN ('c1', 'c2')`},
 		{"truncated", `TRUNCATE users CASCADE`},
-		{"added after truncate", `INSERT INTO users (slug, username) VALUES ('d1', 'd1')`},
+		{"added after truncate", `INSERT INTO users (slug, username) VALUES ('d1', 'D1')`},
+	}
+	checks := []struct{ name, sql string }{
+		{"user_count", `SELECT count(*) FROM user_count WHERE n <> (SELECT count(*) FROM users)`},
+		{"search", `SELECT count(*) FROM users WHERE search IS DISTINCT FROM lower(username)`},
 	}
 	for _, step := range steps {
 		if step.sql != "" {
 			acctExec(t, db, step.sql)
 		}
-		if n := acctInt(t, db, `SELECT count(*) FROM user_count WHERE n <> (SELECT count(*) FROM users)`); n != 0 {
-			t.Errorf("after %s: user_count is stale", step.name)
+		for _, c := range checks {
+			if n := acctInt(t, db, c.sql); n != 0 {
+				t.Errorf("after %s: %d rows with a stale %s", step.name, n, c.name)
+			}
 		}
 	}
 	page, err := db.Users(ctx, catalog.UserQuery{Limit: 0})
