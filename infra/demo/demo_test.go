@@ -246,6 +246,11 @@ func TestGenerate(t *testing.T) {
 					AND cl.publisher_count <> (SELECT count(*) FROM publishers p WHERE p.client_id = cl.id)`, 0},
 				{"contributors whose search text is off", `SELECT count(*) FROM contributors c WHERE c.client_id = $1
 					AND c.search IS DISTINCT FROM contributor_search_text(c.first_name, c.last_name)`, 0},
+				{"contributor search substring counts that are off", `WITH kept AS (
+					SELECT gram, n FROM contributor_search_grams WHERE client_id = $1 AND n <> 0),
+					counted AS (SELECT g.gram, count(*) AS n FROM contributors c, search_grams(c.search) g(gram)
+					            WHERE c.client_id = $1 GROUP BY 1)
+					SELECT count(*) FROM ((TABLE kept EXCEPT TABLE counted) UNION ALL (TABLE counted EXCEPT TABLE kept)) d`, 0},
 				{"users whose search text is off", `SELECT count(*) FROM users
 					WHERE slug LIKE 'g' || $1::bigint || '-user-%' AND search IS DISTINCT FROM lower(username)`, 0},
 				{"series without a publisher", `SELECT count(*) FROM series s WHERE s.client_id = $1

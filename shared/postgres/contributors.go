@@ -29,8 +29,10 @@ const (
 // Contributors returns one page of a client's contributors and the number of all that
 // match, in one query: the total comes apart from the page, so that a page past the end
 // still reports it. Without a search it is the client's contributor_count, kept by
-// triggers (migration 00008); a search counts its matches. The total also tells which
-// end of the list the page is nearer, to walk from there (pageQuery).
+// triggers (migration 00008); a search of one or two letters reads its kept count in
+// contributor_search_grams (00017: no trigram narrows it, so counting tested every
+// contributor of the client); a longer one counts its matches. The total also tells
+// which end of the list the page is nearer, to walk from there (pageQuery).
 func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
 	order := "c.first_name, c.last_name, c.id"
 	if q.Descending {
@@ -44,6 +46,8 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	sql := `
 WITH list_total AS (SELECT
 	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
+	     WHEN length(lower($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = $1 AND g.gram = lower($2)), 0)
 	     ELSE (SELECT count(*) FROM contributors c WHERE ` + filter + `) END AS n)
 SELECT
 	(SELECT n FROM list_total) AS total,

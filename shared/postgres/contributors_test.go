@@ -464,7 +464,9 @@ func TestContributorSearchText(t *testing.T) {
 		t.Error("the search text did not follow EditContributor")
 	}
 
-	for _, search := range []string{"a", "KO", "zola", "émile", "ÉMILE", "Ünal", "ünal", "o k", "kazuo ", "0%", "t_m", "forged", "\\", "x"} {
+	// One or two letters take the kept counts (00017), longer searches count.
+	for _, search := range []string{"a", "KO", "zola", "émile", "ÉMILE", "Ünal", "ünal", "o k", "kazuo ", "0%", "t_m", "forged", "\\", "x",
+		"é", "É", "Ün", "%", "_", "%%", " ", "o ", "a\\", "zz"} {
 		t.Run(search, func(t *testing.T) {
 			var want []int64
 			rows, err := f.db.Pool.Query(ctx, `SELECT id FROM contributors WHERE client_id = 1
@@ -494,8 +496,10 @@ func TestContributorSearchText(t *testing.T) {
 	}
 }
 
-// TestContributorCount: clients.contributor_count (migration 00008), the total of the
-// list without a search, follows every write that adds, removes or moves contributors.
+// TestContributorCount: the totals of the list kept by triggers follow every write
+// that adds, removes, renames or moves contributors: clients.contributor_count
+// (migration 00008), the total without a search, and contributor_search_grams (00017),
+// the totals of the searches of one or two letters.
 func TestContributorCount(t *testing.T) {
 	f := newContribFixture(t)
 	ctx := context.Background()
@@ -503,7 +507,12 @@ func TestContributorCount(t *testing.T) {
 	steps := []struct{ name, sql string }{
 		{"fixture", ``},
 		{"added", `INSERT INTO contributors (client_id, first_name, slug) VALUES (1, 'A', 'a'), (2, 'B', 'b'), (2, 'C', 'c')`},
+		{"added with letters of two bytes", `INSERT INTO contributors (client_id, first_name, last_name, slug)
+			VALUES (1, 'Émile', 'Zöla', 'emile-zola'), (2, '手塚', '治虫', 'tezuka')`},
 		{"renamed only", `UPDATE contributors SET first_name = first_name || 'x'`},
+		{"one renamed", `UPDATE contributors SET last_name = 'Tanaka' WHERE id = 2`},
+		{"search text written directly", `UPDATE contributors SET search = 'forged'`},
+		{"other column only", `UPDATE contributors SET public = NOT public`},
 		{"moved to another client", `UPDATE contributors SET client_id = 3 WHERE id IN (1, 8)`},
 		{"swapped clients", `UPDATE contributors SET client_id = CASE client_id WHEN 1 THEN 2 ELSE 1 END WHERE client_id IN (1, 2)`},
 		{"deleted", `DELETE FROM contributors WHERE id IN (2, 3)`},
@@ -511,14 +520,26 @@ func TestContributorCount(t *testing.T) {
 		{"truncated", `TRUNCATE contributors CASCADE`},
 		{"added after truncate", `INSERT INTO contributors (client_id, first_name, slug) VALUES (1, 'D', 'd')`},
 	}
+	checks := []struct{ name, sql string }{
+		{"contributor_count", `SELECT count(*) FROM clients cl
+			WHERE cl.contributor_count <> (SELECT count(*) FROM contributors c WHERE c.client_id = cl.id)`},
+		{"search substring count", `WITH kept AS (SELECT client_id, gram, n FROM contributor_search_grams WHERE n <> 0),
+			counted AS (SELECT c.client_id, g.gram, count(*) AS n
+			            FROM contributors c, search_grams(c.search) g(gram) GROUP BY 1, 2)
+			SELECT count(*) FROM ((TABLE kept EXCEPT TABLE counted) UNION ALL (TABLE counted EXCEPT TABLE kept)) d`},
+	}
 	for _, step := range steps {
 		if step.sql != "" {
 			contribExec(t, f.db, step.sql)
 		}
-		if n := contribInt(t, f.db, `SELECT count(*) FROM clients cl
-			WHERE cl.contributor_count <> (SELECT count(*) FROM contributors c WHERE c.client_id = cl.id)`); n != 0 {
-			t.Errorf("after %s: %d clients with a stale contributor_count", step.name, n)
+		for _, c := range checks {
+			if n := contribInt(t, f.db, c.sql); n != 0 {
+				t.Errorf("after %s: %d rows with a stale %s", step.name, n, c.name)
+			}
 		}
+	}
+	if n := contribInt(t, f.db, `SELECT count(*) FROM contributor_search_grams WHERE n < 0`); n != 0 {
+		t.Errorf("%d search substring counts below zero", n)
 	}
 	page, err := f.db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Limit: 0})
 	if err != nil || page.Total != 1 {
