@@ -206,6 +206,12 @@ func TestRoles(t *testing.T) {
 		{"writer writes", writer, "INSERT INTO clients (id, name) VALUES (9002, 'x')", true},
 		{"writer uses identities", writer, "INSERT INTO roles (name) VALUES ('t-role')", true},
 		{"writer deletes", writer, "DELETE FROM sessions WHERE false", true},
+		// Writes whose triggers keep the lists' totals and search texts (migrations
+		// 00008, 00015, 00017) in tables and columns of their own.
+		{"writer adds a contributor", writer, "INSERT INTO contributors (client_id, first_name, slug) VALUES (1, 'Role Test', 'role-test')", true},
+		{"writer renames a contributor", writer, "UPDATE contributors SET first_name = 'Role Tested' WHERE slug = 'role-test'", true},
+		{"writer removes a contributor", writer, "DELETE FROM contributors WHERE slug = 'role-test'", true},
+		{"writer renames a user", writer, "UPDATE users SET username = username || '_' WHERE id = 3", true},
 		{"writer cannot change the schema", writer, "CREATE TABLE t_x (id int)", false},
 	}
 	for _, tc := range tests {
