@@ -232,10 +232,9 @@ var generateSteps = []struct{ name, sql string }{
 // 100k series). The steps supply what the triggers would compute (the links' columns,
 // the contributors' and users' search text, the client's contributor and publisher
 // counts and its contributors' search substrings, the number of users, the publishers'
-// series counts), and checkReferences
-// then checks every foreign key of the generated tables in one set-based query each.
-// It takes a superuser (the local stack's role); for any other role Generate runs
-// with the triggers on, more slowly.
+// series counts), and checkReferences then checks every foreign key of the generated
+// tables in one set-based query each. It takes a superuser (the local stack's role);
+// for any other role Generate runs with the triggers on, more slowly.
 const bulkLoad = `SET LOCAL session_replication_role = replica`
 
 // checkReferences counts, for each single-column foreign key of the generated tables,
