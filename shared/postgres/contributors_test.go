@@ -547,6 +547,71 @@ func TestContributorCount(t *testing.T) {
 	}
 }
 
+// TestContributorSearchGramsConcurrentWriters: writers of one client whose names share
+// substrings, taken in other orders, update the same kept counts at once, and the
+// counts come out exact. Writers that add (or remove) contributors queue on the
+// client's row (contributor_count, whose trigger fires first); writers that only
+// rename lock the counts row by row, and each statement's upsert takes them in key
+// order, so two renames wait for each other and never deadlock.
+func TestContributorSearchGramsConcurrentWriters(t *testing.T) {
+	f := newContribFixture(t)
+	ctx := context.Background()
+	const writers, rounds = 6, 15
+	letters := "abcdefghijklmnopqrstuvwxyz"
+	concurrently := func(name string, write func(w, i int, first string) error) {
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Each writer's name runs through the alphabet from its own letter, one
+				// way or the other, so its substrings are the others' in another order.
+				k := w * 3 % len(letters)
+				first := letters[k:] + letters[:k]
+				if w%2 == 1 {
+					r := []byte(first)
+					slices.Reverse(r)
+					first = string(r)
+				}
+				for i := 0; i < rounds; i++ {
+					if err := write(w, i, first); err != nil {
+						errs <- fmt.Errorf("%s: writer %d, round %d: %w", name, w, i, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if n := contribInt(t, f.db, `WITH kept AS (SELECT client_id, gram, n FROM contributor_search_grams WHERE n <> 0),
+			counted AS (SELECT c.client_id, g.gram, count(*) AS n
+			            FROM contributors c, search_grams(c.search) g(gram) GROUP BY 1, 2)
+			SELECT count(*) FROM ((TABLE kept EXCEPT TABLE counted) UNION ALL (TABLE counted EXCEPT TABLE kept)) d`); n != 0 {
+			t.Errorf("%s: %d stale search substring counts", name, n)
+		}
+	}
+	concurrently("adds", func(w, i int, first string) error {
+		return pgx.BeginFunc(ctx, f.db.Pool, func(tx pgx.Tx) error {
+			slug := fmt.Sprintf("w%d-%d", w, i)
+			if _, err := tx.Exec(ctx, `INSERT INTO contributors (client_id, first_name, last_name, slug)
+				VALUES (1, $1, $2, $2), (1, upper($1), $2 || 'b', $2 || 'b')`, first, slug); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE contributors SET first_name = reverse(first_name) WHERE slug = $1`, slug)
+			return err
+		})
+	})
+	concurrently("renames", func(w, i int, _ string) error {
+		_, err := f.db.Pool.Exec(ctx, `UPDATE contributors SET first_name = reverse(first_name) || $2
+			WHERE slug LIKE $1`, fmt.Sprintf("w%d-%%", w), letters[i%len(letters):i%len(letters)+1])
+		return err
+	})
+}
+
 func contribPtrEqual(a, b *string) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }

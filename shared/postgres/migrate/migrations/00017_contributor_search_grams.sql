@@ -10,8 +10,10 @@
 --
 -- Writes: a statement that adds, removes or renames contributors updates the rows of
 -- the substrings of their old and new search texts (about 40 for a name of 20
--- letters), in one statement, in key order, so that two writers of the same client
--- wait for each other rather than deadlock.
+-- letters) in one upsert. Writers that add or remove contributors of a client already
+-- queue on its row in clients (00008's trigger, which fires first, by name); renames
+-- lock the counts row by row, in key order, so two of them wait for each other rather
+-- than deadlock.
 --
 -- Forward-only and safe on a live database: creating the triggers locks contributors
 -- against writes until this transaction commits, so the backfill below counts exactly
