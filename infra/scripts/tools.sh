@@ -3,8 +3,8 @@
 # need, from Debian's packages, when they are missing: chromium (the OAuth browser test),
 # node and npm (dynalite, the Swagger UI of /docs), PostgreSQL, PgBouncer (the stand-in
 # for RDS Proxy: the pooler's test and make bench-scale), and for make bench
-# vipsthumbnail (the image pipeline's reference). Needs root for apt-get; otherwise it
-# says what to install.
+# vipsthumbnail (the image pipeline's reference) and wrk (the cdn route beside a trivial
+# server). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
 # Usage: tools.sh run|test|bench|scale|hugepages
 
@@ -40,7 +40,10 @@ test)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	need_pgbouncer
 	;;
-bench) command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools) ;;
+bench)
+	command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools)
+	command -v wrk >/dev/null 2>&1 || need+=(wrk)
+	;;
 scale) need_pgbouncer ;;
 esac
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)

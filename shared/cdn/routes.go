@@ -5,12 +5,12 @@
 // with a strong ETag (If-None-Match answers 304) and
 // "Cache-Control: public, max-age=300, s-maxage=86400": avatar URLs are not
 // versioned, so browsers keep an image five minutes and CloudFront a day; a change
-// invalidates CloudFront's copies. Each container also keeps recently served images in
-// memory (bounded in bytes, each entry for CacheTTL), the database lookup included, so
-// a hot avatar costs neither a database nor an S3 round trip. POST
-// /user/avatar/change/{id} drops a user's entries only in the container it reaches;
-// other warm containers serve their copy until it expires, which is why entries live
-// one minute only.
+// invalidates CloudFront's copies. Each request reads the user's image reference (one
+// primary-key query); each container keeps recently served images in memory by that
+// reference (bounded in bytes), so a hot avatar costs no S3 round trip, and since a
+// change writes a new reference, no container serves a replaced or removed picture
+// once the change is committed. POST /user/avatar/change/{id}, called after the
+// commit, has CloudFront drop its copies.
 package cdn
 
 import (
@@ -20,9 +20,6 @@ import (
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
-
-// DefaultCacheTTL is how long a container serves a cached image without looking again.
-const DefaultCacheTTL = time.Minute
 
 // DefaultRetryDelay is the wait before the first retry of a failed invalidation.
 const DefaultRetryDelay = 250 * time.Millisecond
@@ -37,7 +34,7 @@ type Users interface {
 // Files reads the bucket; *s3store.Store satisfies it.
 type Files interface {
 	// Get returns the object under key; an error wrapping s3store.ErrNotFound when
-	// there is none.
+	// there is none, s3store.ErrAccessDenied when S3 refuses to say (see load).
 	Get(ctx context.Context, key string) (catalog.StoredFile, error)
 }
 
@@ -66,8 +63,6 @@ type Deps struct {
 	// CacheBytes bounds the in-container image cache (config.CDNCacheBytes); 0 turns
 	// it off.
 	CacheBytes int64
-	// CacheTTL is how long a cached image is served (DefaultCacheTTL when 0).
-	CacheTTL time.Duration
 	// Invalidator, when set, is told about each change of a user's picture, once
 	// (CloudFront when CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
 	Invalidator Invalidator
@@ -80,15 +75,10 @@ type Deps struct {
 
 // Routes is the group's whole API.
 func Routes(d Deps) []httpapi.Route {
-	ttl := d.CacheTTL
-	if ttl <= 0 {
-		ttl = DefaultCacheTTL
-	}
-	c := newCache(d.CacheBytes, ttl, time.Now)
-	avatar := handleAvatar(d.Users, d.Files, c, newDefaults())
+	avatar := handleAvatar(newRefReads(d.Users), d.Files, newCache(d.CacheBytes), newDefaults())
 	return []httpapi.Route{
 		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
 		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(c, d.Invalidator, d.Ledger, d.RetryDelay)},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(d.Invalidator, d.Ledger, d.RetryDelay)},
 	}
 }
