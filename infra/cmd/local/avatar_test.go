@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/s3test"
+	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/s3store"
+)
+
+// startWithPicture runs the local server on a bucket of the test's own and gives demo
+// user 3 (the member) a photo-like picture whose renditions weigh about 4 KB (scaled)
+// and 37 KB (high).
+func startWithPicture(t testing.TB) *local {
+	t.Helper()
+	s3cfg := s3test.Config(t)
+	l := startLocal(t, map[string]string{"S3_BUCKET": s3cfg.Bucket})
+	store, err := s3store.New(awsconfig.Load(s3cfg), s3cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploads := avatars.New(avatars.Deps{Files: store, Store: l.db.DB, FileService: true})
+	if err := uploads.UpdateUserImage(context.Background(), demo.MemberUserID, base64.StdEncoding.EncodeToString(photo(t))); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// photo is a 1200x900 JPEG with a gradient and blocks of noise: texture that survives
+// the scaling, as a photograph's does.
+func photo(t testing.TB) []byte {
+	const w, h, block, amp = 1200, 900, 16, 18
+	r := rand.New(rand.NewPCG(3, 4))
+	noise := make([]int, (w/block+1)*(h/block+1))
+	for i := range noise {
+		noise[i] = r.IntN(2*amp+1) - amp
+	}
+	m := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			n := noise[(y/block)*(w/block+1)+x/block]
+			c := func(v int) uint8 { return uint8(min(255, max(0, v+n))) }
+			m.SetNRGBA(x, y, color.NRGBA{c(x * 255 / w), c(y * 255 / h), c(160), 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, m, &jpeg.Options{Quality: 92}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// rawGet sends GET path exactly as spelled (the client keeps a valid percent-encoding).
+func (l *local) rawGet(t testing.TB, path string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, l.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.URL.EscapedPath(); got != path {
+		t.Fatalf("the request's path is %q, not %q", got, path)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// TestAvatarSpellings: through the local server (make run) too, each picture has one
+// URL; every other spelling is 404 without caching headers.
+func TestAvatarSpellings(t *testing.T) {
+	l := startWithPicture(t)
+	for _, path := range []string{"/user/avatar/3", "/user/avatar/3/high", "/user/avatar/3/scaled"} {
+		resp, body := l.rawGet(t, path)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/jpeg" || len(body) == 0 ||
+			resp.Header.Get("Cache-Control") != "public, max-age=300, s-maxage=86400" || resp.Header.Get("ETag") == "" {
+			t.Errorf("%s: %d %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+	for _, path := range []string{
+		"/user/avatar/%33/high", "/user/avatar/3/hig%68", "/user/avatar/%33", "/user/avatar/03",
+		"/user/avatar/3/", "/user/avatar/3/HIGH", "/user/avatar/3/Scaled", "/user/avatar/%2B3",
+		"/user/avatar/3/high/", "/user/avatar/3/scal%65d", "/user/avatar/003/high",
+	} {
+		resp, body := l.rawGet(t, path)
+		if resp.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte(`"code":404`)) {
+			t.Errorf("%s: %d %s, want 404", path, resp.StatusCode, body)
+		}
+		if resp.Header.Get("Cache-Control") != "" || resp.Header.Get("ETag") != "" {
+			t.Errorf("%s: caching headers on a 404: %v", path, resp.Header)
+		}
+	}
+}
+
+// BenchmarkAvatarServer (make bench) measures the local server's avatar route, the
+// picture in the cdn's memory, beside a trivial net/http server that writes the same
+// bytes from memory, with wrk (-t2 -c32), in one run and interleaved: the scaled
+// rendition (about 4 KB), the high one (about 37 KB), and a 304 beside a 200. It
+// prints requests per second and the ratios; it asserts nothing about them.
+func BenchmarkAvatarServer(b *testing.B) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		b.Skip("wrk is not installed (make bench installs it)")
+	}
+	// The server logs each request as a JSON line on stderr (LOG_LEVEL info, as make
+	// run does): keep that cost, send the lines nowhere.
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = devnull
+	b.Cleanup(func() { os.Stderr = stderr; devnull.Close() })
+	l := startWithPicture(b)
+
+	bodies := map[string][]byte{}
+	etags := map[string]string{}
+	for _, res := range []string{"scaled", "high"} {
+		resp, body := l.rawGet(b, "/user/avatar/3/"+res)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %d", res, resp.StatusCode)
+		}
+		bodies[res], etags[res] = body, resp.Header.Get("ETag")
+	}
+	ln, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	trivial := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := bodies["scaled"]
+		if strings.HasSuffix(r.URL.Path, "/high") {
+			body = bodies["high"]
+		}
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	})}
+	go func() { _ = trivial.Serve(ln) }()
+	b.Cleanup(func() { _ = trivial.Close() })
+	trivialURL := "http://" + ln.Addr().String()
+
+	duration := os.Getenv("WRK_DURATION")
+	if duration == "" {
+		duration = "5s"
+	}
+	run := func(url string, header ...string) float64 {
+		args := []string{"-t2", "-c32", "-d" + duration}
+		for _, h := range header {
+			args = append(args, "-H", h)
+		}
+		out, err := exec.Command(wrk, append(args, url)...).CombinedOutput()
+		if err != nil {
+			b.Fatalf("wrk %s: %v\n%s", url, err, out)
+		}
+		m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
+		if m == nil {
+			b.Fatalf("wrk %s: no Requests/sec in\n%s", url, out)
+		}
+		if bytes.Contains(out, []byte("Non-2xx or 3xx responses")) {
+			b.Fatalf("wrk %s: errors\n%s", url, out)
+		}
+		rps, _ := strconv.ParseFloat(string(m[1]), 64)
+		return rps
+	}
+	// Warm both servers and the cdn's cache.
+	for _, res := range []string{"scaled", "high"} {
+		l.rawGet(b, "/user/avatar/3/"+res)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, res := range []string{"scaled", "high"} {
+			path := "/user/avatar/3/" + res
+			t := run(trivialURL + path)
+			c := run(l.url + path)
+			b.Logf("%-6s %6d bytes: cdn %8.0f req/s, trivial server %8.0f req/s, ratio %.2f (target 0.80)",
+				res, len(bodies[res]), c, t, c/t)
+			b.ReportMetric(c, "cdn-"+res+"-req/s")
+			b.ReportMetric(t, "trivial-"+res+"-req/s")
+			b.ReportMetric(c/t, "ratio-"+res)
+		}
+		path := "/user/avatar/3/high"
+		ok := run(l.url + path)
+		notModified := run(l.url+path, "If-None-Match: "+etags["high"])
+		b.Logf("high: 304 %8.0f req/s, 200 %8.0f req/s, ratio %.2f (target 1.00 or more)", notModified, ok, notModified/ok)
+		b.ReportMetric(notModified/ok, "ratio-304/200")
+	}
+}
