@@ -263,12 +263,12 @@ func TestRangeIgnored(t *testing.T) {
 	}
 }
 
-// TestCache: every request reads the reference (one query); the image bytes of a
-// reference are read from S3 once, and a change (a new reference) is served at once,
-// change call or not.
+// TestCache: with no reuse of reference reads, every request reads the reference (one
+// query); the image bytes of a reference are read from S3 once, and a change (a new
+// reference) is served at once, change call or not.
 func TestCache(t *testing.T) {
 	w := newWorld(t)
-	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: -1})
 	jpegHigh := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser)
 	jpegScaled := fmt.Sprintf("/user/avatar/%d", w.jpegUser)
 	member := fmt.Sprintf("/user/avatar/%d", demo.MemberUserID)
@@ -325,10 +325,10 @@ func TestCacheBounds(t *testing.T) {
 		// S3 reads of each request
 		want []int64
 	}{
-		{"no cache", cdn.Deps{}, []string{a, a}, []int64{1, 1}},
-		{"room for one image: the least recently used goes", cdn.Deps{CacheBytes: int64(max(sizeA, sizeB) + 1024)},
+		{"no cache", cdn.Deps{RefMaxAge: -1}, []string{a, a}, []int64{1, 1}},
+		{"room for one image: the least recently used goes", cdn.Deps{CacheBytes: int64(max(sizeA, sizeB) + 1024), RefMaxAge: -1},
 			[]string{a, a, b, b, a}, []int64{1, 0, 1, 0, 1}},
-		{"room for both", cdn.Deps{CacheBytes: int64(sizeA + sizeB + 4096)},
+		{"room for both", cdn.Deps{CacheBytes: int64(sizeA + sizeB + 4096), RefMaxAge: -1},
 			[]string{a, b, a, b}, []int64{1, 1, 0, 0}},
 	}
 	for _, tc := range tests {
@@ -350,7 +350,7 @@ func TestCacheBounds(t *testing.T) {
 func TestMissingObjects(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: -1})
 	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -365,6 +365,41 @@ func TestMissingObjects(t *testing.T) {
 		checkImage(t, rec, images.TypePNG, 512)
 		if q, g := w.costs(); q != 2 || g != 1 {
 			t.Errorf("%d queries and %d reads, want 2 (the reference read twice) and 1, uncached", q, g)
+		}
+	}
+}
+
+// TestRefReuse: within RefMaxAge a container reuses a user's reference read (both
+// resolutions), but a missing object has the reference read again at once.
+func TestRefReuse(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: time.Hour})
+	high, scaled := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser), fmt.Sprintf("/user/avatar/%d", w.jpegUser)
+	gone := fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID)
+	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.SetUserImage(context.Background(), demo.MemberUserID, set.Ref()); err != nil {
+		t.Fatal(err)
+	}
+	w.costs()
+	steps := []struct {
+		path           string
+		queries, reads int64
+	}{
+		{high, 1, 1},
+		{high, 0, 0},
+		{scaled, 0, 1},
+		{scaled, 0, 0},
+		{gone, 2, 1}, // read, missing, read again: the same reference
+		{gone, 1, 1}, // the reused reference, missing, read again
+	}
+	for i, s := range steps {
+		checkImage(t, get(t, h, s.path), map[bool]string{true: images.TypePNG, false: images.TypeJPEG}[s.path == gone],
+			map[bool]int{true: 128, false: 512}[s.path == scaled])
+		if q, g := w.costs(); q != s.queries || g != s.reads {
+			t.Errorf("step %d %s: %d queries and %d S3 reads, want %d and %d", i, s.path, q, g, s.queries, s.reads)
 		}
 	}
 }

@@ -66,11 +66,11 @@ func newDefaults() defaults {
 // User not found too. CloudFront keys its cache on the path as sent, and an
 // invalidation names only the canonical paths.
 //
-// Every request reads the user's image reference (one primary-key query, reads
-// shares concurrent ones), and the in-memory cache is keyed by that reference: a
-// change writes a new reference before the change call is made, so once the change is
-// announced no container, warm or not, serves the replaced or removed picture, and a
-// CloudFront miss after the invalidation can only be filled with the new one.
+// The in-memory cache is keyed by the user's image reference, read by a query that
+// started at most Deps.RefMaxAge ago (refReads): a change writes a new reference before
+// the change call is made, and that call waits as long (handleChange), so once the change
+// is announced no container, warm or not, serves the replaced or removed picture, and
+// a CloudFront miss after the invalidation can only be filled with the new one.
 func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw := r.PathValue("id")
@@ -116,17 +116,18 @@ func userNotFound() error { return apperr.New(apperr.NotFound, apperr.MsgUserNot
 // after), and each reading of the reference follows one such change.
 const loadAttempts = 3
 
-// load finds user id's image at res: the reference read now, then its image from the
+// load finds user id's image at res: the reference (refReads), then its image from the
 // cache or the bucket. An object missing under the reference is most likely a change
-// that committed meanwhile, so the reference is read again and followed. The cdn's own
+// that committed meanwhile, so the reference is read again, by a query of its own, and
+// followed. The cdn's own
 // AccessDenied counts as missing: S3 answers it instead of NoSuchKey to a reader that
 // may not list the bucket. If the objects of a reference that still stands are
 // missing, the default image is served and the inconsistency logged.
 func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defaults, id int64, res string) (*picture, error) {
 	log := httpapi.Logger(ctx)
 	var last string
-	for range loadAttempts {
-		ref, err := reads.userImage(ctx, id)
+	for attempt := range loadAttempts {
+		ref, err := reads.userImage(ctx, id, attempt == 0)
 		if err != nil {
 			return nil, err
 		}
@@ -189,13 +190,16 @@ func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 
 // handleChange serves POST /user/avatar/change/{id}, called by the services that
 // change a profile image once the change is committed. The containers need no word of
-// it (handleAvatar reads the reference on every request). With an invalidator, it has CloudFront drop the user's three avatar URLs, exact paths, but
+// it, but they reuse a reference read for up to settle (refReads): the call first
+// waits that long, after which every container's reads started after the commit, so
+// that neither they nor a CloudFront miss after the invalidation can see the replaced
+// picture once the call returns. With an invalidator, it has CloudFront drop the user's three avatar URLs, exact paths, but
 // only when the user's picture differs from the one last invalidated (the ledger): the
 // route is public, and calls for unchanged users must cost nothing. A failed
 // invalidation is tried invalidateAttempts times in all (on top of the client's own
 // retries), then counted (the InvalidationFailures metric), left for the next call to
 // retry, and answered 500 so that the caller logs it. A blank or non-numeric id is 400.
-func handleChange(inv Invalidator, ledger Ledger, delay time.Duration) http.Handler {
+func handleChange(inv Invalidator, ledger Ledger, delay, settle time.Duration) http.Handler {
 	if delay <= 0 {
 		delay = DefaultRetryDelay
 	}
@@ -203,6 +207,10 @@ func handleChange(inv Invalidator, ledger Ledger, delay time.Duration) http.Hand
 		id, err := httpapi.PathInt(r, "id")
 		if err != nil {
 			httpapi.Error(w, r, err)
+			return
+		}
+		if err := wait(r.Context(), settle); err != nil {
+			httpapi.Error(w, r, fmt.Errorf("change of user %d: %w", id, err))
 			return
 		}
 		if inv == nil {
@@ -231,6 +239,21 @@ func handleChange(inv Invalidator, ledger Ledger, delay time.Duration) http.Hand
 		}
 		httpapi.OK(w, r, msgSuccess)
 	})
+}
+
+// wait sleeps for d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // invalidateAttempts is how often handleChange tries an invalidation.

@@ -5,12 +5,13 @@
 // with a strong ETag (If-None-Match answers 304) and
 // "Cache-Control: public, max-age=300, s-maxage=86400": avatar URLs are not
 // versioned, so browsers keep an image five minutes and CloudFront a day; a change
-// invalidates CloudFront's copies. Each request reads the user's image reference (one
-// primary-key query); each container keeps recently served images in memory by that
-// reference (bounded in bytes), so a hot avatar costs no S3 round trip, and since a
-// change writes a new reference, no container serves a replaced or removed picture
-// once the change is committed. POST /user/avatar/change/{id}, called after the
-// commit, has CloudFront drop its copies.
+// invalidates CloudFront's copies. A request uses the user's image reference as read
+// by a query (one primary-key lookup) that started at most RefMaxAge ago; each
+// container keeps recently served images in memory by that reference (bounded in
+// bytes), so a hot avatar costs no S3 round trip. A change writes a new reference, and
+// POST /user/avatar/change/{id}, called after the commit, waits RefMaxAge before it
+// has CloudFront drop its copies and answers: from then on no container serves the
+// replaced or removed picture.
 package cdn
 
 import (
@@ -20,6 +21,12 @@ import (
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
+
+// DefaultRefMaxAge is how long a container reuses a user's image reference read, and
+// so how much longer the change call takes: short enough for an admin's upload not to
+// notice, long enough that a hot avatar costs a query a tenth of a second, not one per
+// request.
+const DefaultRefMaxAge = 100 * time.Millisecond
 
 // DefaultRetryDelay is the wait before the first retry of a failed invalidation.
 const DefaultRetryDelay = 250 * time.Millisecond
@@ -63,6 +70,10 @@ type Deps struct {
 	// CacheBytes bounds the in-container image cache (config.CDNCacheBytes); 0 turns
 	// it off.
 	CacheBytes int64
+	// RefMaxAge is how long a read image reference is reused, and how long the
+	// change call waits (DefaultRefMaxAge when 0; negative: every request reads and
+	// the change call does not wait).
+	RefMaxAge time.Duration
 	// Invalidator, when set, is told about each change of a user's picture, once
 	// (CloudFront when CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
 	Invalidator Invalidator
@@ -75,10 +86,17 @@ type Deps struct {
 
 // Routes is the group's whole API.
 func Routes(d Deps) []httpapi.Route {
-	avatar := handleAvatar(newRefReads(d.Users), d.Files, newCache(d.CacheBytes), newDefaults())
+	maxAge := d.RefMaxAge
+	switch {
+	case maxAge == 0:
+		maxAge = DefaultRefMaxAge
+	case maxAge < 0:
+		maxAge = 0
+	}
+	avatar := handleAvatar(newRefReads(d.Users, maxAge, time.Now), d.Files, newCache(d.CacheBytes), newDefaults())
 	return []httpapi.Route{
 		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
 		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(d.Invalidator, d.Ledger, d.RetryDelay)},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(d.Invalidator, d.Ledger, d.RetryDelay, maxAge)},
 	}
 }
