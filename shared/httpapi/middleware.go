@@ -127,14 +127,29 @@ type writerOnly struct{ io.Writer }
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		l := log.With("request_id", RequestID(r))
-		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, l))
+		id := RequestID(r)
+		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, &requestLogger{base: log, id: id}))
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		// The path, never the query string: it may carry OAuth codes and states.
-		l.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", id),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.Int("bytes", sw.bytes), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
 	})
+}
+
+// requestLogger is a request's logger (Logger), made on first use: most requests log
+// only their request line, which needs no logger of its own.
+type requestLogger struct {
+	base *slog.Logger
+	id   string
+	once sync.Once
+	l    *slog.Logger
+}
+
+func (rl *requestLogger) get() *slog.Logger {
+	rl.once.Do(func() { rl.l = rl.base.With("request_id", rl.id) })
+	return rl.l
 }
 
 func recoverPanics(next http.Handler) http.Handler {

@@ -150,8 +150,8 @@ const LevelAudit = slog.Level(16)
 
 // Logger returns the request's logger (with its request id), or the default logger.
 func Logger(ctx interface{ Value(any) any }) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
+	if rl, ok := ctx.Value(loggerKey{}).(*requestLogger); ok {
+		return rl.get()
 	}
 	return slog.Default()
 }

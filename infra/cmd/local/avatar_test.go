@@ -17,7 +17,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/s3test"
@@ -177,31 +179,42 @@ func BenchmarkAvatarServer(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("WRK_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
-	run := func(url string, header ...string) float64 {
+	// run loads url with wrk and returns its requests per second and this process's
+	// CPU time per request (both servers run in this process, one at a time; the CPU
+	// figure depends less on what else the machine runs).
+	run := func(url string, header ...string) result {
 		args := []string{"-t2", "-c32", "-d" + duration}
 		for _, h := range header {
 			args = append(args, "-H", h)
 		}
+		before := cpuTime(b)
 		out, err := exec.Command(wrk, append(args, url)...).CombinedOutput()
 		if err != nil {
 			b.Fatalf("wrk %s: %v\n%s", url, err, out)
 		}
-		m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
-		if m == nil {
-			b.Fatalf("wrk %s: no Requests/sec in\n%s", url, out)
+		cpu := cpuTime(b) - before
+		rps := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
+		total := regexp.MustCompile(`(\d+) requests in`).FindSubmatch(out)
+		if rps == nil || total == nil {
+			b.Fatalf("wrk %s: no figures in\n%s", url, out)
 		}
 		if bytes.Contains(out, []byte("Non-2xx or 3xx responses")) || bytes.Contains(out, []byte("Socket errors")) {
 			b.Fatalf("wrk %s: errors\n%s", url, out)
 		}
-		rps, _ := strconv.ParseFloat(string(m[1]), 64)
-		return rps
+		var r result
+		r.rps, _ = strconv.ParseFloat(string(rps[1]), 64)
+		n, _ := strconv.ParseFloat(string(total[1]), 64)
+		r.cpu = float64(cpu.Microseconds()) / n
+		return r
 	}
 	// pair runs first and second back to back, rounds times in alternating order, and
-	// returns the medians of their req/s and of the ratios first/second.
-	pair := func(first, second func() float64) (a, b, ratio float64) {
-		var as, bs, rs []float64
+	// returns the medians of their figures and of the ratios: req/s first/second, CPU
+	// per request second/first.
+	pair := func(first, second func() result) (a, b result, rpsRatio, cpuRatio float64) {
+		var as, bs []result
+		var rs, cs []float64
 		for i := range rounds {
-			var x, y float64
+			var x, y result
 			if i%2 == 0 {
 				x = first()
 				y = second()
@@ -209,9 +222,10 @@ func BenchmarkAvatarServer(b *testing.B) {
 				y = second()
 				x = first()
 			}
-			as, bs, rs = append(as, x), append(bs, y), append(rs, x/y)
+			as, bs = append(as, x), append(bs, y)
+			rs, cs = append(rs, x.rps/y.rps), append(cs, y.cpu/x.cpu)
 		}
-		return median(as), median(bs), median(rs)
+		return medianResult(as), medianResult(bs), median(rs), median(cs)
 	}
 	for _, res := range []string{"scaled", "high"} {
 		l.rawGet(b, "/user/avatar/3/"+res) // the cdn's cache holds it
@@ -220,18 +234,41 @@ func BenchmarkAvatarServer(b *testing.B) {
 	for range b.N {
 		for _, res := range []string{"scaled", "high"} {
 			path := "/user/avatar/3/" + res
-			c, t, ratio := pair(func() float64 { return run(l.url + path) }, func() float64 { return run(trivialURL + path) })
-			b.Logf("%-6s %6d bytes: cdn %6.0f req/s, trivial server %6.0f req/s, ratio %.2f (target at least 0.80)",
-				res, len(bodies[res]), c, t, ratio)
-			b.ReportMetric(c, "cdn-"+res+"-req/s")
-			b.ReportMetric(t, "trivial-"+res+"-req/s")
+			c, t, ratio, cpuRatio := pair(func() result { return run(l.url + path) }, func() result { return run(trivialURL + path) })
+			b.Logf("%-6s %5d bytes: cdn %6.0f req/s, trivial server %6.0f req/s, ratio %.2f (target at least 0.80); "+
+				"CPU per request %5.1f µs and %5.1f µs, ratio %.2f",
+				res, len(bodies[res]), c.rps, t.rps, ratio, c.cpu, t.cpu, cpuRatio)
+			b.ReportMetric(c.rps, "cdn-"+res+"-req/s")
+			b.ReportMetric(t.rps, "trivial-"+res+"-req/s")
 			b.ReportMetric(ratio, "ratio-"+res)
 		}
 		path := l.url + "/user/avatar/3/high"
-		notModified, ok, ratio := pair(func() float64 { return run(path, "If-None-Match: "+etags["high"]) }, func() float64 { return run(path) })
-		b.Logf("high, cdn: 304 %6.0f req/s, 200 %6.0f req/s, ratio %.2f (target at least 1.00)", notModified, ok, ratio)
+		notModified, ok, ratio, cpuRatio := pair(func() result { return run(path, "If-None-Match: "+etags["high"]) }, func() result { return run(path) })
+		b.Logf("high, cdn: 304 %6.0f req/s, 200 %6.0f req/s, ratio %.2f (target at least 1.00); CPU per request %5.1f µs and %5.1f µs, ratio %.2f",
+			notModified.rps, ok.rps, ratio, notModified.cpu, ok.cpu, cpuRatio)
 		b.ReportMetric(ratio, "ratio-304/200")
 	}
+}
+
+// result is one wrk run: requests per second, and this process's CPU time per
+// request in microseconds.
+type result struct{ rps, cpu float64 }
+
+func medianResult(rs []result) result {
+	var rps, cpu []float64
+	for _, r := range rs {
+		rps, cpu = append(rps, r.rps), append(cpu, r.cpu)
+	}
+	return result{median(rps), median(cpu)}
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func median(xs []float64) float64 {
