@@ -270,7 +270,7 @@ func TestEditUser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := db.EditUser(ctx, tt.id, 1, tt.edit)
+			_, err := db.EditUser(ctx, tt.id, 1, tt.edit)
 			acctWant(t, err, tt.code, tt.msg)
 			if tt.id == 999 {
 				return
@@ -289,7 +289,7 @@ func TestEditUser(t *testing.T) {
 	t.Run("no default role to fall back on", func(t *testing.T) {
 		acctExec(t, db, `UPDATE roles SET is_default = false`)
 		defer acctExec(t, db, `UPDATE roles SET is_default = true WHERE id = 3`)
-		err := db.EditUser(ctx, 2, 1, catalog.UserEdit{Username: "editor", RemovedRoles: []int64{3}})
+		_, err := db.EditUser(ctx, 2, 1, catalog.UserEdit{Username: "editor", RemovedRoles: []int64{3}})
 		if err == nil || apperr.CodeOf(err) != apperr.Internal {
 			t.Fatalf("error %v, want an internal error", err)
 		}
