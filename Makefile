@@ -116,21 +116,21 @@ migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
 
-token: ## print a refreshToken cookie value for USER against the local stack (last line)
-	@test "$(origin USER)" = "command line" || { echo "usage: make token USER=<username>" >&2; exit 2; }
+token: ## print a refreshToken cookie value for the user USER_ID against the local stack (last line)
+	@test -n "$(USER_ID)" || { echo "usage: make token USER_ID=<id>   (demo users: 1 admin, 2 editor, 3 member)" >&2; exit 2; }
 	@if [ -f $(STACK_DIR)/stack.env ]; then \
-		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	else \
-		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
 db-roles: ## create the functions' database roles on DATABASE_URL (after make migrate; README, Deploying)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	$(GO) run ./infra/cmd/db-roles
 
-grant-role: ## give USER the role ROLE (the first admin of a new deployment)
-	@test "$(origin USER)" = "command line" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
-	$(GO) run ./infra/cmd/grant-role -user "$(USER)" -role "$(ROLE)"
+grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment)
+	@test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (ids: GET /admin-users, GET /admin-roles)" >&2; exit 2; }
+	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
 deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
 	sam build --config-env $(ENV)

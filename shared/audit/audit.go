@@ -13,6 +13,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"unicode"
@@ -128,4 +129,17 @@ func Value(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// CommandLogger returns a context whose records go to w as JSON lines, with the level
+// named AUDIT as the functions name it: the operator's commands (grant-role, token)
+// record their writes through it, in the same shape as the API's records.
+func CommandLogger(ctx context.Context, w io.Writer) context.Context {
+	l := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.LevelKey && a.Value.Any() == httpapi.LevelAudit {
+			a.Value = slog.StringValue("AUDIT")
+		}
+		return a
+	}}))
+	return httpapi.WithLogger(ctx, l)
 }

@@ -45,3 +45,9 @@ func refused(r *http.Request, why string) {
 	}
 	Logger(r.Context()).LogAttrs(r.Context(), LevelAudit, AuditMessage, attrs...)
 }
+
+// WithLogger returns a context whose Logger is l: for code that records outside a
+// request, as the operator's commands record their writes (package audit).
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}

@@ -367,41 +367,60 @@ func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) error {
 	})
 }
 
-// UserIDByUsername returns the id of the user named username (compared
-// case-insensitively, as usernames are unique). Unknown: apperr.NotFound.
-func (db *DB) UserIDByUsername(ctx context.Context, username string) (int64, error) {
-	var id int64
-	err := db.Pool.QueryRow(ctx, `SELECT id FROM users WHERE lower(username) = lower($1)`, username).Scan(&id)
+// UserName returns the username of user id. Unknown: apperr.NotFound.
+func (db *DB) UserName(ctx context.Context, id int64) (string, error) {
+	var name string
+	err := db.Pool.QueryRow(ctx, `SELECT username FROM users WHERE id = $1`, id).Scan(&name)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return 0, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		return "", apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
 	case err != nil:
-		return 0, fmt.Errorf("find user %q: %w", username, err)
+		return "", fmt.Errorf("find user %d: %w", id, err)
 	}
-	return id, nil
+	return name, nil
 }
 
-// GrantRoleByName gives the user named username the role named role, in one
-// statement, and reports whether the user lacked it. Unknown user or role:
-// apperr.NotFound.
-func (db *DB) GrantRoleByName(ctx context.Context, username, role string) (bool, error) {
-	var userFound, roleFound, granted bool
-	err := db.Pool.QueryRow(ctx, `
-		WITH u AS (SELECT id FROM users WHERE lower(username) = lower($1)),
-		     r AS (SELECT id FROM roles WHERE name = $2),
-		     granted AS (
-				INSERT INTO user_roles (user_id, role_id) SELECT u.id, r.id FROM u, r
-				ON CONFLICT DO NOTHING RETURNING 1
-			 )
-		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM r), EXISTS (SELECT 1 FROM granted)`,
-		username, role).Scan(&userFound, &roleFound, &granted)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("grant role %q to %q: %w", role, username, err)
-	case !userFound:
-		return false, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
-	case !roleFound:
-		return false, apperr.New(apperr.NotFound, MsgRoleNotFound)
+// Grant is what GrantRole did: the user's and the role's names (for the operator to
+// check the ids were the intended ones) and whether the user lacked the role.
+type Grant struct {
+	Username string
+	RoleName string
+	Granted  bool
+}
+
+// GrantRole gives user userID the role roleID, by ids (names can be changed by
+// admins, ids cannot), under the access lock like every change of role assignments.
+// It is the operator's command (the first admin of a new deployment), so no access
+// rule applies. Unknown user or role: apperr.NotFound.
+func (db *DB) GrantRole(ctx context.Context, userID, roleID int64) (Grant, error) {
+	var g Grant
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, accessLockKey); err != nil {
+			return fmt.Errorf("take the access lock: %w", err)
+		}
+		var user, role *string
+		err := tx.QueryRow(ctx, `
+			WITH u AS (SELECT id, username FROM users WHERE id = $1),
+			     r AS (SELECT id, name FROM roles WHERE id = $2),
+			     granted AS (
+					INSERT INTO user_roles (user_id, role_id) SELECT u.id, r.id FROM u, r
+					ON CONFLICT DO NOTHING RETURNING 1
+				 )
+			SELECT (SELECT username FROM u), (SELECT name FROM r), EXISTS (SELECT 1 FROM granted)`,
+			userID, roleID).Scan(&user, &role, &g.Granted)
+		switch {
+		case err != nil:
+			return fmt.Errorf("grant role %d to user %d: %w", roleID, userID, err)
+		case user == nil:
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case role == nil:
+			return apperr.New(apperr.NotFound, MsgRoleNotFound)
+		}
+		g.Username, g.RoleName = *user, *role
+		return nil
+	})
+	if err != nil {
+		return Grant{}, err
 	}
-	return granted, nil
+	return g, nil
 }

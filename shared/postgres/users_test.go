@@ -359,33 +359,35 @@ func TestLogoutUser(t *testing.T) {
 	acctWant(t, db.LogoutUser(ctx, 999, 1), apperr.NotFound, apperr.MsgUserNotFound)
 }
 
-func TestGrantRoleByName(t *testing.T) {
+func TestGrantRole(t *testing.T) {
 	ctx := context.Background()
 	db := acctDB(t, nil)
 	tests := []struct {
-		user, role string
-		granted    bool
+		user, role int64
+		want       postgres.Grant
 		code       apperr.Code
 		msg        string
 	}{
-		{"Member", "admin", true, "", ""},
-		{"member", "admin", false, "", ""},
-		{"nobody", "admin", false, apperr.NotFound, apperr.MsgUserNotFound},
-		{"member", "overlord", false, apperr.NotFound, postgres.MsgRoleNotFound},
+		{3, 1, postgres.Grant{Username: "member", RoleName: "admin", Granted: true}, "", ""},
+		{3, 1, postgres.Grant{Username: "member", RoleName: "admin"}, "", ""},
+		{999, 1, postgres.Grant{}, apperr.NotFound, apperr.MsgUserNotFound},
+		{3, 999, postgres.Grant{}, apperr.NotFound, postgres.MsgRoleNotFound},
 	}
 	for _, tt := range tests {
-		t.Run(tt.user+" "+tt.role, func(t *testing.T) {
-			granted, err := db.GrantRoleByName(ctx, tt.user, tt.role)
+		t.Run(fmt.Sprintf("user %d role %d", tt.user, tt.role), func(t *testing.T) {
+			g, err := db.GrantRole(ctx, tt.user, tt.role)
 			acctWant(t, err, tt.code, tt.msg)
-			if granted != tt.granted {
-				t.Errorf("granted %v, want %v", granted, tt.granted)
+			if g != tt.want {
+				t.Errorf("grant %+v, want %+v", g, tt.want)
 			}
 		})
 	}
 	if got := acctRoles(t, db, 3); fmt.Sprint(got) != "[1 3]" {
 		t.Errorf("member's roles %v, want [1 3]", got)
 	}
-	if id, err := db.UserIDByUsername(ctx, "EDITOR"); err != nil || id != 2 {
-		t.Errorf("UserIDByUsername(EDITOR) = %d, %v; want 2", id, err)
+	if name, err := db.UserName(ctx, 2); err != nil || name != "editor" {
+		t.Errorf("UserName(2) = %q, %v; want editor", name, err)
 	}
+	_, err := db.UserName(ctx, 999)
+	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
 }
