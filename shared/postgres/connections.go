@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mtibben/confusables"
@@ -28,16 +31,24 @@ const (
 const createAttempts = 4
 
 // freeUsername is base, or base-N with the smallest N >= 2, whose nameKey no user's
-// username has and which no user has as slug.
+// username has and which no user has as slug. Only the names keyed like base or
+// base-<anything> matter, so the pass over the usernames keeps just those.
 func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
-	taken := map[string]bool{}
+	baseKey := nameKey(base)
+	prefix := baseKey + nameKey("-")
+	var baseTaken bool
+	suffixes := map[string]bool{} // keys after prefix of the names keyed base-<anything>
 	rows, _ := tx.Query(ctx, `SELECT username FROM users`)
-	var name string
-	_, err := pgx.ForEachRow(rows, []any{&name}, func() error {
-		taken[nameKey(name)] = true
-		return nil
-	})
-	if err != nil {
+	for rows.Next() {
+		k := nameKey(string(rows.RawValues()[0]))
+		switch {
+		case k == baseKey:
+			baseTaken = true
+		case strings.HasPrefix(k, prefix):
+			suffixes[k[len(prefix):]] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return "", fmt.Errorf("read the usernames: %w", err)
 	}
 	rows, _ = tx.Query(ctx, `SELECT slug FROM users WHERE slug = $1 OR slug LIKE $2`, base, escapeLike(base)+"-%")
@@ -46,14 +57,16 @@ func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
 		return "", fmt.Errorf("read the slugs like %q: %w", base, err)
 	}
 	for _, s := range slugs {
-		taken["slug:"+s] = true
-	}
-	for n := 1; ; n++ {
-		name := base
-		if n > 1 {
-			name = fmt.Sprintf("%s-%d", base, n)
+		if s == base {
+			baseTaken = true
 		}
-		if !taken[nameKey(name)] && !taken["slug:"+name] {
+	}
+	if !baseTaken {
+		return base, nil
+	}
+	for n := 2; ; n++ {
+		name := fmt.Sprintf("%s-%d", base, n)
+		if !suffixes[nameKey(strconv.Itoa(n))] && !slices.Contains(slugs, name) {
 			return name, nil
 		}
 	}
@@ -65,10 +78,37 @@ func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
 // (fullwidth and other compatibility forms as their plain letters and digits), folded
 // again since a skeleton may map to capitals. "Admin", "ADMIN", "аdmin" (Cyrillic а),
 // "ａdmin" (fullwidth) and "adrnin" all have the key of "admin".
+//
+// A name of ASCII characters only (most are, and every generated one) is keyed a
+// character at a time from asciiKeys: for ASCII, folding, NFKC and the decompositions
+// of the skeleton act on each character alone, and the table lookups are what keeps a
+// sign-up's pass over every username short.
 func nameKey(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return unicodeNameKey(s)
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		b.WriteString(asciiKeys[s[i]])
+	}
+	return b.String()
+}
+
+func unicodeNameKey(s string) string {
 	fold := cases.Fold()
 	return fold.String(confusables.Skeleton(norm.NFKC.String(fold.String(s))))
 }
+
+// asciiKeys is the key of each ASCII character alone.
+var asciiKeys = func() (keys [utf8.RuneSelf]string) {
+	for c := range keys {
+		keys[c] = unicodeNameKey(string(rune(c)))
+	}
+	return keys
+}()
 
 // OAuthLogin returns the user that the provider account signs in. When the account is
 // linked, that user, whose connection takes the profile's current username, email and
