@@ -29,7 +29,9 @@ func refused(r *http.Request, why string) {
 	target, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	route := r.Pattern
 	if route == "" {
-		route = r.Method + " " + r.URL.Path
+		// Refused before routing (the origin guard): the request's path, escaped
+		// (ASCII, no control or formatting characters) and bounded.
+		route = r.Method + " " + r.URL.EscapedPath()
 		if len(route) > 200 {
 			route = route[:200]
 		}
