@@ -128,8 +128,9 @@ db-roles: ## create the functions' database roles on DATABASE_URL (after make mi
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	$(GO) run ./infra/cmd/db-roles
 
-grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment)
-	@test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (ids: GET /admin-users, GET /admin-roles)" >&2; exit 2; }
+grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment); FIND=<name> lists the ids
+	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/cmd/grant-role -find "$(FIND)"; exit; fi; \
+	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
 	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
 deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)

@@ -55,6 +55,21 @@ func TestGrantRole(t *testing.T) {
 			}
 		})
 	}
+	// -find shows the ids, grants nothing.
+	var stdout bytes.Buffer
+	if err := run(ctx, []string{"-find", "ADMIN"}, getenv, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`users whose name contains "ADMIN" (2):`,
+		`  user 2 "admin" registered `, `, roles: 2 "editor"`,
+		`  user 1 "admin-old" registered `, `, roles: 1 "admin"`,
+		"roles:\n  role 1 \"admin\", 15 permissions, 2 users\n",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("-find output lacks %q:\n%s", want, stdout.String())
+		}
+	}
 	if n := db.Int(t, `SELECT count(*) FROM user_roles WHERE user_id = 3 AND role_id = 1`); n != 1 {
 		t.Errorf("member holds admin %d times, want once", n)
 	}
