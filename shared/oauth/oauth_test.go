@@ -405,6 +405,8 @@ func TestProviderErrors(t *testing.T) {
 		{"consent denied", (*providertest.Server).QueueDenial, "access_denied"},
 		{"code exchange fails", (*providertest.Server).FailNextToken, "exchange_failed"},
 		{"profile fetch fails", (*providertest.Server).FailNextProfile, "exchange_failed"},
+		{"rate limited", func(s *providertest.Server) { s.RateLimitNext(providertest.RateLimitJSON) }, "rate_limited"},
+		{"rate limited with an HTML page", func(s *providertest.Server) { s.RateLimitNext(providertest.RateLimitHTML) }, "rate_limited"},
 	}
 	for _, tc := range tests {
 		for _, provider := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
