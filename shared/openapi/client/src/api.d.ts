@@ -165,7 +165,8 @@ export interface paths {
          *     password, and the connection. Sets the refreshToken cookie. Always redirects to
          *     the frontend: `/login?oauth_success=1`, or `/login?oauth_error=<reason>` with
          *     reason access_denied, invalid_state, exchange_failed (code exchange or profile
-         *     fetch), unsupported_provider or server_error.
+         *     fetch), rate_limited (the provider refused the exchange or profile fetch for its
+         *     rate limit; try again later), unsupported_provider or server_error.
          *
          *     The path `/auth/oauth/link/callback` is not this route but the link start for
          *     the (unsupported) provider "callback": 400.
@@ -216,7 +217,7 @@ export interface paths {
          *     provider account. Always redirects to the frontend:
          *     `/settings?link_success=<provider>`, or `/settings?link_error=<reason>` with
          *     reason invalid_state, unauthorized (cookie missing or invalid), access_denied,
-         *     exchange_failed, provider_in_use (the account is linked to another user),
+         *     exchange_failed, rate_limited, provider_in_use (the account is linked to another user),
          *     already_linked (the user has that provider already), unsupported_provider or
          *     server_error.
          */
