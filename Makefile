@@ -76,9 +76,10 @@ bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once 
 	done
 	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and squawk over the migrations
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) test -count=1 -run 'TestSquawk|TestConcurrentBuildsChecked' ./shared/postgres/migrate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
 # `make bench` adds vipsthumbnail, the image benchmark's reference.
