@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build client migrate seed token grant-role db-roles deploy rollback lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build client migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -121,6 +121,16 @@ client: ## regenerate the TypeScript client's types from shared/openapi/openapi.
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	$(GO) run ./infra/cmd/migrate
+
+# The migrations after the previous release's version (REHEARSAL_FROM), applied to a copy
+# of a generated catalog of REHEARSAL_SCALE series (generated once into $(SCALE_DIR)/rehearsal)
+# while probes run the service's reads and writes; prints each migration's time and the
+# probes' longest wait, timeouts and deadlocks. A benchmark, not part of make test.
+REHEARSAL_SCALE ?= 1000000
+REHEARSAL_FROM  ?= 17
+migrate-rehearsal: ## rehearse the pending migrations on a 1M catalog under probes (docs/migrations.md)
+	@bash infra/scripts/tools.sh scale
+	$(WITHSTACK) -dir $(SCALE_DIR)/rehearsal -- $(GO) run ./infra/cmd/rehearsal -scale $(REHEARSAL_SCALE) -from $(REHEARSAL_FROM)
 
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
