@@ -132,6 +132,14 @@ migrate-rehearsal: ## rehearse the pending migrations on a 1M catalog under prob
 	@bash infra/scripts/tools.sh scale
 	$(WITHSTACK) -dir $(SCALE_DIR)/rehearsal -- $(GO) run ./infra/cmd/rehearsal -scale $(REHEARSAL_SCALE) -from $(REHEARSAL_FROM)
 
+# A client's whole catalog deleted in batches (infra/bulk): each a short transaction under
+# the writers' timeouts, resumable by running it again. Other batched jobs: go run
+# ./infra/cmd/bulk update -table <t> -set <sql> -where <sql> (docs/migrations.md).
+purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
+	$(GO) run ./infra/cmd/bulk purge-client -client $(CLIENT)
+
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
 
