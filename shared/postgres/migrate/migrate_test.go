@@ -3,7 +3,10 @@ package migrate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -130,7 +133,8 @@ ALTER TABLE users ADD COLUMN nickname text;
 // the check that fails the migration while the index is INVALID.
 const concurrentBuild = `-- +goose NO TRANSACTION
 -- +goose Up
-SET lock_timeout = '1s';
+SET lock_timeout = 0;
+SET statement_timeout = 0;
 CREATE INDEX CONCURRENTLY IF NOT EXISTS users_registered_test ON users (registered);
 -- +goose StatementBegin
 DO $$
@@ -213,5 +217,70 @@ func TestInterruptedConcurrentBuild(t *testing.T) {
 	}
 	if v := version(t, admin); v != 100 {
 		t.Fatalf("version %d, want 100", v)
+	}
+}
+
+// TestGuideExamples applies the migrations docs/migrations.md gives as examples (its
+// sql blocks that are goose files: expand, batched backfill, validation, concurrent
+// index), in
+// order, to a database with users, as a deploy would: the guide's patterns work as
+// written, and pass squawk.
+func TestGuideExamples(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "migrations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{}
+	var names []string
+	for i, block := range strings.Split(string(guide), "```sql\n")[1:] {
+		sql, _, _ := strings.Cut(block, "```")
+		if !strings.Contains(sql, "-- +goose Up") {
+			continue
+		}
+		name := fmt.Sprintf("%05d_guide_example.sql", 100+i)
+		extra[name] = sql
+		names = append(names, name)
+	}
+	if len(names) != 4 {
+		t.Fatalf("%d goose examples in docs/migrations.md, want 4 (expand, backfill, validate, index)", len(names))
+	}
+	url := testenv.NewEmptyDB(t)
+	if _, err := migrate.Apply(t.Context(), url, migrate.Files(), migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	admin := connect(t, url)
+	if _, err := admin.Exec(t.Context(), `INSERT INTO users (slug, username)
+		SELECT 'u' || i, 'user ' || i FROM generate_series(1, 2500) i`); err != nil {
+		t.Fatal(err)
+	}
+	results, err := migrate.Apply(t.Context(), url, withBaseline(t, extra), migrate.Options{})
+	if err != nil {
+		t.Fatalf("the guide's examples: %v", err)
+	}
+	if len(results) != len(names) {
+		t.Fatalf("applied %+v", results)
+	}
+	var left int
+	var valid bool
+	if err := admin.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM users WHERE display_name IS DISTINCT FROM username),
+		(SELECT indisvalid FROM pg_index WHERE indexrelid = 'users_display_name'::regclass)`).Scan(&left, &valid); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 || !valid {
+		t.Errorf("after the examples: %d users not backfilled, index valid %v", left, valid)
+	}
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(extra[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	for i, p := range paths {
+		if out, err := squawk(t, !strings.Contains(extra[names[i]], "NO TRANSACTION"), p); err != nil {
+			t.Errorf("squawk on the guide's example %d: %v\n%s", i+1, err, out)
+		}
 	}
 }
