@@ -116,8 +116,16 @@ WHERE c.id = $1`
 	case err != nil:
 		return catalog.Contributor{}, fmt.Errorf("load contributor %d: %w", id, err)
 	}
-	for i, l := range c.Links {
-		c.Links[i] = catalog.NewContributorLink(l.URL)
+	// Only links are served as links, whatever was stored (catalog.WebLink).
+	links := c.Links[:0]
+	for _, l := range c.Links {
+		if catalog.WebLink(l.URL) {
+			links = append(links, catalog.NewContributorLink(l.URL))
+		}
+	}
+	c.Links = links
+	for i := range c.Descriptions {
+		c.Descriptions[i].Source = catalog.ServedSource(c.Descriptions[i].Source)
 	}
 	return c, nil
 }
