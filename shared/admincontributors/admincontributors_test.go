@@ -325,6 +325,41 @@ func TestDetail(t *testing.T) {
 			t.Errorf("detail\n got %s\nwant %s", got, want)
 		}
 	})
+	// Issue 26, finding 7: links and sources stored past the request checks (before
+	// them, by an import, by SQL) are served only when they are links.
+	t.Run("stored links that are not links", func(t *testing.T) {
+		s.db.Exec(t, `INSERT INTO contributor_links (contributor_id, url) VALUES
+			($1, 'javascript:alert(document.cookie)'), ($1, ' JavaScript:alert(1)'), ($1, 'data:text/html,x'),
+			($1, 'twitter.com/one'), ($1, 'https://x.example/one')`, murata)
+		s.db.Exec(t, `INSERT INTO contributor_descriptions (contributor_id, description, language, source) VALUES
+			($1, 'a', 'English', 'javascript:alert(1)'), ($1, 'b', 'English', E'java\tscript:alert(1)'),
+			($1, 'c', 'English', 'Wikipedia'), ($1, 'd', 'English', 'https://x.example/src')`, murata)
+		status, body := s.do(t, "GET", fmt.Sprint("/admin-contributors/id/", murata), nil, s.editor)
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		var d struct {
+			Links        []struct{ URL, Domain string }
+			Descriptions []struct{ Description, Source string }
+		}
+		if err := json.Unmarshal(body, &d); err != nil {
+			t.Fatal(err)
+		}
+		var urls, sources []string
+		for _, l := range d.Links {
+			urls = append(urls, l.URL)
+		}
+		for _, x := range d.Descriptions {
+			sources = append(sources, x.Description+"="+x.Source)
+		}
+		if got := strings.Join(urls, " "); !strings.HasSuffix(got, "https://x.example/one") || strings.Contains(got, "script") ||
+			strings.Contains(got, "data:") || strings.Contains(got, "twitter") {
+			t.Errorf("links served: %q, want only the https one of the stored five", urls)
+		}
+		if got := strings.Join(sources, " "); !strings.HasSuffix(got, "a= b= c=Wikipedia d=https://x.example/src") {
+			t.Errorf("sources served: %q, want the javascript: ones empty", sources)
+		}
+	})
 	for _, tt := range []struct {
 		name, id   string
 		wantStatus int
