@@ -3,6 +3,7 @@ package catalog
 import (
 	"net/url"
 	"strings"
+	"unicode"
 )
 
 // The one rule of the links the API takes and serves (contributor links, publisher
@@ -20,12 +21,23 @@ func WebLink(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
 }
 
-// ServedLink is s when it is a WebLink, "" otherwise.
+// ServedLink is what the API serves for a stored link: s when it is a WebLink; an
+// address without a scheme that starts with a host name ("twitter.com/oda",
+// "//www.viz.com") with https:// before it, as its domain has always been read
+// (WebsiteDomain); "" for anything else. Requests cannot store the second kind (they
+// must send WebLinks), imports and SQL could (migration 00019 rewrites those stored).
 func ServedLink(s string) string {
 	if WebLink(s) {
 		return s
 	}
-	return ""
+	if s == "" || hasScheme(s) || strings.ContainsFunc(s, unicode.IsSpace) {
+		return ""
+	}
+	u := "https://" + strings.TrimPrefix(s, "//")
+	if p, err := url.Parse(u); err != nil || !strings.Contains(strings.Trim(p.Hostname(), "."), ".") || !WebLink(u) {
+		return ""
+	}
+	return u
 }
 
 // SourceText reports whether s may be served as a source: "", a WebLink, or text that

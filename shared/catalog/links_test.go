@@ -37,6 +37,15 @@ func TestLinkRule(t *testing.T) {
 		{"//evil.example/x", false, true}, // no scheme: a browser resolves it against the page, which is http(s)
 		{"x.example/a", false, true},
 		{"1password:x", false, true}, // a scheme starts with a letter
+		{"Wikipedia/page", false, true},
+		{"not a link.example", false, true},
+		{"localhost/x", false, true},
+	}
+	// What ServedLink makes of a stored address without a scheme that starts with a
+	// host name; every other value that is not a WebLink is served as "".
+	normalized := map[string]string{
+		"//evil.example/x": "https://evil.example/x",
+		"x.example/a":      "https://x.example/a",
 	}
 	for _, tc := range tests {
 		if got := catalog.WebLink(tc.s); got != tc.link {
@@ -45,7 +54,7 @@ func TestLinkRule(t *testing.T) {
 		if got := catalog.SourceText(tc.s); got != tc.source {
 			t.Errorf("SourceText(%q) = %v, want %v", tc.s, got, tc.source)
 		}
-		wantLink, wantSource := "", ""
+		wantLink, wantSource := normalized[tc.s], ""
 		if tc.link {
 			wantLink = tc.s
 		}

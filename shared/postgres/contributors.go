@@ -116,11 +116,11 @@ WHERE c.id = $1`
 	case err != nil:
 		return catalog.Contributor{}, fmt.Errorf("load contributor %d: %w", id, err)
 	}
-	// Only links are served as links, whatever was stored (catalog.WebLink).
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
 	links := c.Links[:0]
 	for _, l := range c.Links {
-		if catalog.WebLink(l.URL) {
-			links = append(links, catalog.NewContributorLink(l.URL))
+		if u := catalog.ServedLink(l.URL); u != "" {
+			links = append(links, catalog.NewContributorLink(u))
 		}
 	}
 	c.Links = links

@@ -28,7 +28,7 @@ func setup(t testing.TB) (http.Handler, *testenv.DB, *postgres.QueryCounter) {
 	ctx := context.Background()
 	if _, err := db.Pool.Exec(ctx, `
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
-		INSERT INTO publishers (id, client_id, name, slug, website) VALUES (1001, 2, 'Second Press', 'second-press', 'https://press.example');
+		INSERT INTO publishers (id, client_id, name, slug, website) VALUES (1001, 2, 'Second Press', 'second-press', 'press.example');
 		INSERT INTO series (id, client_id, name, slug, type) VALUES (1001, 2, 'Lonely Series', 'lonely-series', 'Manga');
 		INSERT INTO series_publishers (series_id, publisher_id) VALUES (1001, 1001);
 		INSERT INTO clients (id, name) VALUES (3, 'Third');
