@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role db-roles deploy rollback lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build client migrate seed token grant-role db-roles deploy rollback lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -108,6 +108,14 @@ build-AdminContributorsFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/admin-contributors
 build-PublishersFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publishers
+
+# The TypeScript client's types, generated from the OpenAPI document with the
+# npm-pinned openapi-typescript; commit the result with the change of the document
+# (shared/openapi's TestClientTypesCurrent fails until then).
+CLIENT_DIR := shared/openapi/client
+client: ## regenerate the TypeScript client's types from shared/openapi/openapi.yaml
+	@cd $(CLIENT_DIR) && { [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd $(CLIENT_DIR) && npm run --silent generate -- --output src/api.d.ts
 
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/infra/standins"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -89,7 +90,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		standOpts = append(standOpts, providertest.WithConsentPage())
 	}
 	for _, name := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
-		s := providertest.New(t, name, name+"-client-id", clientSecret, standOpts...)
+		// Each stand-in accepts only what an operator registers at its provider.
+		opts := append(slices.Clip(standOpts), providertest.WithRedirectURIs(standins.Registered(name, o.apiURL)...))
+		s := providertest.New(t, name, name+"-client-id", clientSecret, opts...)
 		e.stand[name] = s
 		if slices.Contains(o.unconfigure, name) {
 			continue

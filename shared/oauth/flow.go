@@ -43,6 +43,7 @@ const (
 	ReasonAccessDenied        = "access_denied"        // the user declined at the provider
 	ReasonInvalidState        = "invalid_state"        // state missing, unknown, used, expired, of another provider, flow, user or browser
 	ReasonExchangeFailed      = "exchange_failed"      // code exchange or profile fetch failed
+	ReasonRateLimited         = "rate_limited"         // the provider refused the exchange or profile fetch for its rate limit
 	ReasonAlreadyLinked       = "already_linked"       // link: the user has that provider linked already
 	ReasonProviderInUse       = "provider_in_use"      // link: the provider account belongs to another user
 	ReasonUnauthorized        = "unauthorized"         // link: refreshToken cookie missing or invalid
@@ -207,6 +208,11 @@ func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provi
 	}
 	if errors.Is(err, providers.ErrAccessDenied) {
 		return catalog.ProviderAccount{}, fail(ReasonAccessDenied, err)
+	}
+	// A rate limit is the provider's, not the user's or ours: the frontend can say
+	// "try again in a few minutes" instead of a generic failure.
+	if errors.Is(err, providers.ErrRateLimited) {
+		return catalog.ProviderAccount{}, fail(ReasonRateLimited, err)
 	}
 	// Step 2 of the spec's callback rules, exchange and profile fetch, fails as one.
 	return catalog.ProviderAccount{}, fail(ReasonExchangeFailed, err)

@@ -456,6 +456,8 @@ func TestProviderErrors(t *testing.T) {
 		{"consent denied", (*providertest.Server).QueueDenial, "access_denied"},
 		{"code exchange fails", (*providertest.Server).FailNextToken, "exchange_failed"},
 		{"profile fetch fails", (*providertest.Server).FailNextProfile, "exchange_failed"},
+		{"rate limited", func(s *providertest.Server) { s.RateLimitNext(providertest.RateLimitJSON) }, "rate_limited"},
+		{"rate limited with an HTML page", func(s *providertest.Server) { s.RateLimitNext(providertest.RateLimitHTML) }, "rate_limited"},
 	}
 	for _, tc := range tests {
 		for _, provider := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
@@ -526,7 +528,10 @@ func TestUnsupportedProvider(t *testing.T) {
 	}
 	for _, tc := range callbacks {
 		t.Run(tc.target, func(t *testing.T) {
-			e.wantRedirect(t, e.do(t, http.MethodGet, tc.target, member), tc.page, url.Values{tc.param: {"unsupported_provider"}})
+			// A callback answers every input with a redirect, an unknown provider too: the
+			// request is malformed on purpose, and only the answer is held to the document.
+			req := testenv.Malformed(testenv.Request(http.MethodGet, tc.target, nil, member))
+			e.wantRedirect(t, testenv.Do(t, e.h, req), tc.page, url.Values{tc.param: {"unsupported_provider"}})
 		})
 	}
 	t.Run("other action", func(t *testing.T) {
@@ -580,6 +585,9 @@ func TestNoOpenRedirect(t *testing.T) {
 			req.Host = "evil.example"
 			req.Header.Set("X-Forwarded-Host", "evil.example")
 			req.Header.Set("Referer", evil)
+			if strings.Contains(target, "evil.example/") {
+				req = testenv.Malformed(req) // the provider is not one of the document's
+			}
 			rec := testenv.Do(t, e.h, req)
 			e.wantRedirect(t, rec, tc.page, tc.query)
 		})
