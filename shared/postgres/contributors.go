@@ -116,8 +116,16 @@ WHERE c.id = $1`
 	case err != nil:
 		return catalog.Contributor{}, fmt.Errorf("load contributor %d: %w", id, err)
 	}
-	for i, l := range c.Links {
-		c.Links[i] = catalog.NewContributorLink(l.URL)
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
+	links := c.Links[:0]
+	for _, l := range c.Links {
+		if u := catalog.ServedLink(l.URL); u != "" {
+			links = append(links, catalog.NewContributorLink(u))
+		}
+	}
+	c.Links = links
+	for i := range c.Descriptions {
+		c.Descriptions[i].Source = catalog.ServedSource(c.Descriptions[i].Source)
 	}
 	return c, nil
 }

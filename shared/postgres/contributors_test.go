@@ -211,7 +211,7 @@ func TestContributorDetail(t *testing.T) {
 		got, _ := json.Marshal(c)
 		want := `{"id":1,"first_name":"Naoki","last_name":"Urasawa","slug":"naoki-urasawa","image":"contributors/1/abc",` +
 			`"gender":"male","type":"mangaka","public":true,` +
-			`"links":[{"url":"https://www.Urasawa-Naoki.com/profile","domain":"urasawa-naoki.com"},{"url":"en.wikipedia.org/wiki/Naoki_Urasawa","domain":"en.wikipedia.org"}],` +
+			`"links":[{"url":"https://www.Urasawa-Naoki.com/profile","domain":"urasawa-naoki.com"},{"url":"https://en.wikipedia.org/wiki/Naoki_Urasawa","domain":"en.wikipedia.org"}],` +
 			`"aliases":[{"id":1,"title":"浦沢直樹","language":"Japanese"},{"id":2,"title":"Urasawa","language":"English"}],` +
 			`"descriptions":[{"id":1,"description":"Manga artist.","language":"English","source":"Wikipedia"},{"id":2,"description":"Mangaka.","language":"German","source":""}],` +
 			`"relations":[{"id":1,"relation_id":2,"type":"friend","name":"Takehiko Inoue","image":"","slug":"takehiko-inoue"},` +

@@ -78,6 +78,11 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 	if err != nil {
 		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
 	}
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
+	for i := range pubs {
+		pubs[i].Website = catalog.ServedLink(pubs[i].Website)
+		pubs[i].ImageSource = catalog.ServedSource(pubs[i].ImageSource)
+	}
 	return pubs, nil
 }
 
@@ -113,7 +118,12 @@ func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publish
 	if err != nil {
 		return catalog.Publisher{}, fmt.Errorf("load publisher %q: %w", slug, err)
 	}
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
+	pub.Website = catalog.ServedLink(pub.Website)
 	pub.Domain = catalog.WebsiteDomain(pub.Website)
+	for i := range pub.Descriptions {
+		pub.Descriptions[i].Source = catalog.ServedSource(pub.Descriptions[i].Source)
+	}
 	return pub, nil
 }
 

@@ -128,8 +128,9 @@ export interface paths {
          * Start a login (or sign-up) with a provider
          * @description Stores a state token (10 minutes, one use, bound to the provider and the login
          *     flow, carrying the PKCE S256 verifier) and redirects to the provider's consent
-         *     page. Sets the `oauth_state` cookie (HttpOnly, SameSite=Lax, Path=/auth/oauth,
-         *     Max-Age=600, Secure unless DB_ENV=local) holding a SHA-256 hash of the state: the
+         *     page. Sets the `__Host-oauth_state` cookie (HttpOnly, Secure, SameSite=Lax, Path=/,
+         *     no Domain, Max-Age=600; with DB_ENV=local, over http, `oauth_state` with
+         *     Path=/auth/oauth and without Secure) holding a SHA-256 hash of the state: the
          *     callback is accepted only from the browser that started the flow.
          *
          *     Every /auth/oauth route shares one rate limiter: OAUTH_RATE_LIMIT (20) requests
@@ -158,7 +159,7 @@ export interface paths {
         /**
          * The provider's redirect back after a login consent
          * @description Validates the state (stored, unused, unexpired, issued for this provider's login
-         *     flow, and matching the browser's `oauth_state` cookie), exchanges the code with
+         *     flow, and matching the browser's `__Host-oauth_state` cookie), exchanges the code with
          *     the PKCE verifier, fetches the profile, and logs in the user linked to the
          *     provider account (matched by provider and provider user id only, never by
          *     email), or creates one: a unique username from the profile, the default role, no
@@ -190,7 +191,7 @@ export interface paths {
         /**
          * Start linking a provider to the authenticated account
          * @description Stores a state token bound to the provider, the link flow and the cookie's user,
-         *     sets the `oauth_state` cookie and redirects to the consent page. 400 Unsupported
+         *     sets the `__Host-oauth_state` cookie and redirects to the consent page. 400 Unsupported
          *     provider (checked first), 401 Unauthorized without a valid refreshToken cookie,
          *     404 User not found when the cookie's user no longer exists.
          */
@@ -1238,7 +1239,10 @@ export interface components {
         ContributorDescriptionInput: {
             description: string;
             language: string;
-            /** @default  */
+            /**
+             * @description Text ("Wikipedia") or an http or https address; no other scheme.
+             * @default
+             */
             source?: string;
         };
         ContributorDescriptionChange: {
@@ -1246,7 +1250,10 @@ export interface components {
             id: number;
             description: string;
             language: string;
-            /** @default  */
+            /**
+             * @description Text ("Wikipedia") or an http or https address; no other scheme.
+             * @default
+             */
             source?: string;
         };
         ContributorRelationInput: {
@@ -1297,7 +1304,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Required parameters missing; or a request body that is not declared as application/json (Content-Type must be application/json) */
+        /** @description Required parameters missing; or a request body that is not declared as application/json (Content-Type must be application/json); or `Invalid <field>: ...` when a text is longer than its maxLength (in characters), holds control or invisible formatting characters (names: Unicode Cc, Cf, Co, Zl, Zp, variation selectors and other default-ignorable characters; descriptions may hold line breaks and tabs but no bidirectional embeddings, overrides or isolates), or a link is not an http or https address */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1376,7 +1383,7 @@ export interface components {
         /** @description Page size; defaults to the largest safe integer. */
         limit: number;
         offset: number;
-        /** @description Case-insensitive substring search. */
+        /** @description Case-insensitive substring search; at most 100 characters, without control or invisible formatting characters. */
         search: string;
     };
     requestBodies: never;
@@ -1453,7 +1460,7 @@ export interface operations {
                 lang?: string;
                 /** @description No default; without it the order of ids. */
                 order?: "name-asc" | "name-desc" | "added-asc" | "added-desc";
-                /** @description Case-insensitive substring search. */
+                /** @description Case-insensitive substring search; at most 100 characters, without control or invisible formatting characters. */
                 search?: components["parameters"]["search"];
                 /** @description Page size; defaults to the largest safe integer. */
                 limit?: components["parameters"]["limit"];
@@ -1553,7 +1560,7 @@ export interface operations {
                 /** @description Page size; defaults to the largest safe integer. */
                 limit?: components["parameters"]["limit"];
                 offset?: components["parameters"]["offset"];
-                /** @description Case-insensitive substring search. */
+                /** @description Case-insensitive substring search; at most 100 characters, without control or invisible formatting characters. */
                 search?: components["parameters"]["search"];
                 order?: "name-asc" | "name-desc" | "added-asc" | "added-desc";
                 /** @description Language of the localized alias and description. */
@@ -2088,7 +2095,7 @@ export interface operations {
                 /** @description Page size; defaults to the largest safe integer. */
                 limit?: components["parameters"]["limit"];
                 offset?: components["parameters"]["offset"];
-                /** @description Case-insensitive substring search. */
+                /** @description Case-insensitive substring search; at most 100 characters, without control or invisible formatting characters. */
                 search?: components["parameters"]["search"];
                 /** @description Role id; only users holding that role. */
                 role?: number;
@@ -2510,7 +2517,7 @@ export interface operations {
                 /** @description Page size; defaults to the largest safe integer. */
                 limit?: components["parameters"]["limit"];
                 offset?: components["parameters"]["offset"];
-                /** @description Case-insensitive substring search. */
+                /** @description Case-insensitive substring search; at most 100 characters, without control or invisible formatting characters. */
                 search?: components["parameters"]["search"];
             };
             header?: never;
