@@ -12,7 +12,6 @@ import (
 	"github.com/mediacatalog/service/shared/catalog"
 )
 
-
 // TestServedLinksMigration runs 00019's cleaning again over values that an import or
 // SQL stored past the request checks (the migration is idempotent; the test database
 // is migrated already), and holds what it leaves to the Go rule the API serves by:
