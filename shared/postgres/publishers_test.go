@@ -157,7 +157,7 @@ func TestPublishersList(t *testing.T) {
 	})
 }
 
-// TestPublisherCount: clients.publisher_count (migration 00014), which tells the
+// TestPublisherCount: clients.publisher_count (the baseline schema), which tells the
 // publishers list which end a page is nearer, follows every write that adds, removes or
 // moves publishers, a truncate included. (TestCatalogColumnsFollowWrites checks it
 // beside the other kept columns.)
