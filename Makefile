@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role db-roles deploy rollback lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build client migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -76,9 +76,10 @@ bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once 
 	done
 	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and squawk over the migrations
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) test -count=1 -run 'TestSquawk|TestConcurrentBuildsChecked' ./shared/postgres/migrate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
 # `make bench` adds vipsthumbnail, the image benchmark's reference.
@@ -109,9 +110,35 @@ build-AdminContributorsFunction:
 build-PublishersFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publishers
 
+# The TypeScript client's types, generated from the OpenAPI document with the
+# npm-pinned openapi-typescript; commit the result with the change of the document
+# (shared/openapi's TestClientTypesCurrent fails until then).
+CLIENT_DIR := shared/openapi/client
+client: ## regenerate the TypeScript client's types from shared/openapi/openapi.yaml
+	@cd $(CLIENT_DIR) && { [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd $(CLIENT_DIR) && npm run --silent generate -- --output src/api.d.ts
+
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	$(GO) run ./infra/cmd/migrate
+
+# The migrations after the previous release's version (REHEARSAL_FROM), applied to a copy
+# of a generated catalog of REHEARSAL_SCALE series (generated once into $(SCALE_DIR)/rehearsal)
+# while probes run the service's reads and writes; prints each migration's time and the
+# probes' longest wait, timeouts and deadlocks. A benchmark, not part of make test.
+REHEARSAL_SCALE ?= 1000000
+REHEARSAL_FROM  ?= 17
+migrate-rehearsal: ## rehearse the pending migrations on a 1M catalog under probes (docs/migrations.md)
+	@bash infra/scripts/tools.sh scale
+	$(WITHSTACK) -dir $(SCALE_DIR)/rehearsal -- $(GO) run ./infra/cmd/rehearsal -scale $(REHEARSAL_SCALE) -from $(REHEARSAL_FROM)
+
+# A client's whole catalog deleted in batches (infra/bulk): each a short transaction under
+# the writers' timeouts, resumable by running it again. Other batched jobs: go run
+# ./infra/cmd/bulk update -table <t> -set <sql> -where <sql> (docs/migrations.md).
+purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
+	$(GO) run ./infra/cmd/bulk purge-client -client $(CLIENT)
 
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'

@@ -35,12 +35,19 @@ type permissionRequest struct {
 	Description *string `json:"description"`
 }
 
-// Validate demands a non-blank name and description.
+// Validate demands a non-blank name (a Name of at most catalog.MaxPermissionName
+// characters) and description (Prose of at most catalog.MaxDescription).
 func (req *permissionRequest) Validate() error {
 	if req.Name == nil || req.Description == nil {
 		return apperr.MissingParams()
 	}
-	return httpapi.Required(*req.Name, *req.Description)
+	if err := httpapi.Required(*req.Name, *req.Description); err != nil {
+		return err
+	}
+	if err := httpapi.Text("name", strings.TrimSpace(*req.Name), catalog.MaxPermissionName, httpapi.Name); err != nil {
+		return err
+	}
+	return httpapi.Text("description", strings.TrimSpace(*req.Description), catalog.MaxDescription, httpapi.Prose)
 }
 
 func (req *permissionRequest) input() catalog.PermissionInput {

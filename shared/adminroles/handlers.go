@@ -41,15 +41,32 @@ type editRoleRequest struct {
 	RemovedPermissions []int64         `json:"removed_permissions"`
 }
 
-// Validate demands a non-blank name and a description that is absent, null or a string.
+// Validate demands a non-blank name and a description that is absent, null or a
+// string, each within its bound (roleText).
 func (req *editRoleRequest) Validate() error {
 	if req.Name == nil {
 		return apperr.MissingParams()
 	}
-	if _, _, err := req.description(); err != nil {
+	_, desc, err := req.description()
+	if err != nil {
 		return err
 	}
-	return httpapi.Required(*req.Name)
+	if err := httpapi.Required(*req.Name); err != nil {
+		return err
+	}
+	return roleText(*req.Name, desc)
+}
+
+// roleText checks a role's name (a Name of at most catalog.MaxRoleName characters)
+// and description (nil: none; Prose of at most catalog.MaxDescription).
+func roleText(name string, desc *string) error {
+	if err := httpapi.Text("name", strings.TrimSpace(name), catalog.MaxRoleName, httpapi.Name); err != nil {
+		return err
+	}
+	if desc == nil {
+		return nil
+	}
+	return httpapi.Text("description", strings.TrimSpace(*desc), catalog.MaxDescription, httpapi.Prose)
 }
 
 // description returns whether the request sets the description, and to what.
@@ -108,12 +125,16 @@ type addRoleRequest struct {
 	Description *string `json:"description"`
 }
 
-// Validate demands a non-blank name and description.
+// Validate demands a non-blank name and description, each within its bound
+// (roleText).
 func (req *addRoleRequest) Validate() error {
 	if req.Name == nil || req.Description == nil {
 		return apperr.MissingParams()
 	}
-	return httpapi.Required(*req.Name, *req.Description)
+	if err := httpapi.Required(*req.Name, *req.Description); err != nil {
+		return err
+	}
+	return roleText(*req.Name, req.Description)
 }
 
 // handleAddRole answers POST /admin-roles/add: a new role without permissions.

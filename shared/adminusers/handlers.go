@@ -58,7 +58,11 @@ func userQuery(r *http.Request) (catalog.UserQuery, httpapi.Page, error) {
 	if err != nil {
 		return catalog.UserQuery{}, httpapi.Page{}, err
 	}
-	q := catalog.UserQuery{Order: order, Search: httpapi.Search(r), Limit: page.Limit, Offset: page.Offset}
+	search, err := httpapi.Search(r)
+	if err != nil {
+		return catalog.UserQuery{}, httpapi.Page{}, err
+	}
+	q := catalog.UserQuery{Order: order, Search: search, Limit: page.Limit, Offset: page.Offset}
 	if v := r.URL.Query().Get("role"); v != "" {
 		if q.Role, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || q.Role <= 0 {
 			return catalog.UserQuery{}, httpapi.Page{}, apperr.MissingParams()
@@ -98,12 +102,16 @@ type editUserRequest struct {
 	RemovedRoles []int64 `json:"removed_roles"`
 }
 
-// Validate demands a non-blank username.
+// Validate demands a non-blank username, a Name of at most catalog.MaxUsername
+// characters.
 func (req *editUserRequest) Validate() error {
 	if req.Username == nil {
 		return apperr.MissingParams()
 	}
-	return httpapi.Required(*req.Username)
+	if err := httpapi.Required(*req.Username); err != nil {
+		return err
+	}
+	return httpapi.Text("username", strings.TrimSpace(*req.Username), catalog.MaxUsername, httpapi.Name)
 }
 
 // handleEditUser answers POST /admin-users/edit/{id}: renames the user, sets their age

@@ -41,14 +41,23 @@ func TestUsernameFoldMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The migration's two statements, each on its own as goose runs them (NO
-	// TRANSACTION: CREATE INDEX CONCURRENTLY cannot run in a transaction block).
-	do, create, ok := strings.Cut(string(sql), "-- +goose StatementEnd")
-	if !ok {
-		t.Fatal("no StatementEnd in the migration")
+	// The migration's statements, each on its own as goose runs them (NO TRANSACTION:
+	// CREATE INDEX CONCURRENTLY cannot run in a transaction block).
+	body := string(sql)[strings.Index(string(sql), "-- +goose Up"):]
+	var stmts []string
+	for _, part := range strings.Split(body, "-- +goose StatementEnd") {
+		before, block, ok := strings.Cut(part, "-- +goose StatementBegin")
+		for _, s := range strings.Split(stripComments(before), ";") {
+			if s := strings.TrimSpace(s); s != "" {
+				stmts = append(stmts, s)
+			}
+		}
+		if ok {
+			stmts = append(stmts, block)
+		}
 	}
 	for range 2 { // a rerun changes nothing
-		for _, stmt := range []string{do[strings.Index(do, "DO $$"):], create} {
+		for _, stmt := range stmts {
 			if _, err := db.Pool.Exec(ctx, stmt); err != nil {
 				t.Fatalf("%s: %v", stmt, err)
 			}
@@ -62,4 +71,16 @@ func TestUsernameFoldMigration(t *testing.T) {
 		WHERE c.relname = 'users_username_fold_key' AND i.indisvalid AND i.indisunique`); n != 1 {
 		t.Error("no valid unique users_username_fold_key after the migration")
 	}
+}
+
+// stripComments removes the -- comments of sql's lines.
+func stripComments(sql string) string {
+	var out []string
+	for _, line := range strings.Split(sql, "\n") {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i]
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }

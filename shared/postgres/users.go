@@ -20,7 +20,7 @@ const MsgUsernameTaken = "Username already taken"
 // value. Each is the order of an index, so a page of the list is an index range:
 // lower(username) is unique (users_username_key) and needs no tie-break; registration
 // ties break on id (users_registered). A search's matches are sorted, not walked in an
-// index: they sort on the kept search text (migration 00015), equal to lower(username)
+// index: they sort on the kept search text (the baseline schema), equal to lower(username)
 // without lowering each match.
 func userOrder(order, name string) (string, bool) {
 	switch order {
@@ -40,7 +40,7 @@ func userOrder(order, name string) (string, bool) {
 // Users returns a page of users with their roles and the holder of each one's live edit
 // lock, and the number of all that match, in one query: the total comes apart from the
 // page, so that a page past the end still reports it. Without a filter it is the
-// user_count kept by triggers (migration 00009); a filter counts its matches. The total
+// user_count kept by triggers (the baseline schema); a filter counts its matches. The total
 // also tells which end of the list the page is nearer, to walk from there (pageQuery).
 //
 // With a search, the matching users are read once (a bitmap of users_search_trgm and
@@ -65,7 +65,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	}
 	total := "(SELECT count(*) FROM " + from + " WHERE " + where + ")"
 	if cond == "TRUE" {
-		total = "(SELECT n FROM user_count)" // kept by triggers (migration 00009)
+		total = "(SELECT n FROM user_count)" // kept by triggers (the baseline schema)
 	}
 	limit, offset := fmt.Sprintf("$%d", len(args)+1), fmt.Sprintf("$%d", len(args)+2)
 	sql := `WITH ` + with + ` list_total AS (SELECT ` + total + ` AS n)

@@ -160,8 +160,8 @@ func TestUsersList(t *testing.T) {
 }
 
 // TestUserCount: what the users list reads instead of computing it follows every
-// statement that writes users: user_count (migration 00009), the total of the list
-// without a filter, and users.search (00015), the lowercased username a search
+// statement that writes users: user_count (the baseline schema), the total of the list
+// without a filter, and users.search, the lowercased username a search
 // matches and sorts on.
 func TestUserCount(t *testing.T) {
 	db := acctDB(t, nil)
