@@ -73,6 +73,9 @@ var ruleTable = []struct {
 	{"role.edit remove a permission (view-contributors)", true, func(id int64, name string) (string, string, any) {
 		return "POST", fmt.Sprintf("/admin-roles/edit/%d", id), map[string]any{"name": name, "removed_permissions": []int{12}}
 	}, [3][3]int{{200, 200, 200}, {403, 200, 200}, {403, 403, 403}}},
+	{"role.edit rename", true, func(id int64, name string) (string, string, any) {
+		return "POST", fmt.Sprintf("/admin-roles/edit/%d", id), map[string]any{"name": name + "-renamed"}
+	}, [3][3]int{{200, 200, 200}, {403, 200, 200}, {403, 403, 403}}},
 	{"role.delete", true, func(id int64, _ string) (string, string, any) {
 		return "DELETE", fmt.Sprintf("/admin-roles/delete/%d", id), nil
 	}, [3][3]int{{200, 200, 200}, {403, 200, 200}, {403, 403, 403}}},

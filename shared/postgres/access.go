@@ -18,9 +18,10 @@ import (
 //   - nobody changes their own roles, and nobody adds permissions to a role they hold;
 //   - only a full admin changes anything of a full admin's account (username,
 //     age_verified, profile image, roles), logs a full admin out or deletes one;
-//   - only a full admin removes a permission from a role that a full admin holds, or
-//     deletes such a role: otherwise a delegated admin could first make a full admin
-//     an ordinary user and then act on them;
+//   - only a full admin removes a permission from a role that a full admin holds,
+//     deletes such a role or renames it: otherwise a delegated admin could first make
+//     a full admin an ordinary user and then act on them, or swap the role's name
+//     with another's so that a full admin grants it by the wrong label;
 //   - a write that would leave no full admin where there was one is refused.
 //
 // docs/access-rules.md states the rules as one table (who may do what to whom), and

@@ -59,24 +59,22 @@ func (db *DB) Role(ctx context.Context, id int64) (catalog.RoleDetail, error) {
 // ones. Unknown role: apperr.NotFound; unknown permission ids: apperr.Invalid (nothing
 // changes); a name another role has: apperr.Conflict. A change of permissions that the
 // access rules refuse (see access.go: a permission the actor lacks, adding to a role
-// the actor holds, removing one from a full admin's role by someone who is not one,
-// the last full admin) is apperr.Forbidden. It returns what changed.
+// the actor holds, removing one from a full admin's role or renaming that role by
+// someone who is not one, the last full admin) is apperr.Forbidden. It returns what
+// changed.
 func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) (catalog.RoleEditResult, error) {
 	var res catalog.RoleEditResult
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		res = catalog.RoleEditResult{}
-		// A change of permissions takes the access lock before any row lock, as every
-		// access-changing write does, so that two of them never wait for each other.
-		var a actor
-		var admins int64
-		changesGrants := len(e.AddedPermissions) > 0 || len(e.RemovedPermissions) > 0
-		if changesGrants {
-			var err error
-			if a, admins, err = lockAccess(ctx, tx, actorID); err != nil {
-				return err
-			}
+		// Every edit takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other:
+		// a rename of a full admin's role is one (below).
+		a, admins, err := lockAccess(ctx, tx, actorID)
+		if err != nil {
+			return err
 		}
-		err := tx.QueryRow(ctx, `
+		changesGrants := len(e.AddedPermissions) > 0 || len(e.RemovedPermissions) > 0
+		err = tx.QueryRow(ctx, `
 			UPDATE roles r SET name = $2, description = CASE WHEN $3 THEN $4 ELSE r.description END
 			FROM (SELECT id, name, description FROM roles WHERE id = $1 FOR UPDATE) old
 			WHERE r.id = old.id
@@ -87,6 +85,18 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 			return apperr.New(apperr.NotFound, MsgRoleNotFound)
 		case err != nil:
 			return fmt.Errorf("update role %d: %w", id, conflict(err, MsgRoleExists))
+		}
+		if res.Before.Name != res.After.Name && !a.fullAdmin {
+			// A role's name is the label admins grant it by: renaming a full admin's
+			// role (and giving its old name to another) would make a full admin grant
+			// it unawares.
+			held, err := heldByFullAdmin(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if held {
+				return forbidden("user %d is not a full admin and may not rename role %d of a full admin", actorID, id)
+			}
 		}
 		if err := requireIDs(ctx, tx, "permissions", append(e.AddedPermissions, e.RemovedPermissions...)); err != nil {
 			return err
