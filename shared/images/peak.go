@@ -63,7 +63,7 @@ const (
 	pngFixed    = 128 << 10 // zlib's inflater with its 32 KiB window, a bufio.Reader
 	gifFixed    = 64 << 10
 	webpFixed   = 128 << 10
-	renderFixed = 4*4*HighSize*HighSize + 4<<20
+	renderFixed = 2*4*HighSize*HighSize + 3<<20
 )
 
 // renderPeak is what render allocates for a w x h image: it cuts the centred
@@ -71,14 +71,18 @@ const (
 // of JPEG, WebP and gray images below 1024 pixels a side, and imaging's
 // Catmull-Rom resize then makes a HighSize-wide NRGBA image as tall as the
 // square (4 bytes a pixel) before scaling it down to HighSize. An image that
-// imaging reads through At (CMYK, YCbCr with alpha) leaves garbage for every
-// pixel it reads, at most 1023 x 1023 of them once box-reduced.
+// imaging reads through At (CMYK, YCbCr with alpha) may leave garbage for
+// every pixel it reads, at most 1023 x 1023 of them once box-reduced.
 func renderPeak(w, h int, generic bool) int64 {
 	s := int64(min(w, h))
-	r := min(s, 2*HighSize-1) // the side of what imaging reads
-	n := int64(4*HighSize)*s + 4*r*r + renderFixed
+	n := int64(4*HighSize)*s + renderFixed
+	r := s // the side of what imaging reads
+	if k := s / HighSize; k >= 2 {
+		r = s / k
+		n += 4 * r * r // the box-reduced planes, at most 4 bytes a pixel
+	}
 	if generic {
-		n += 32 * r * r
+		n += 8 * r * r
 	}
 	return n
 }
