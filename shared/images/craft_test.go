@@ -203,6 +203,12 @@ func craftPNG(t testing.TB, w, h int, s pngSpec) []byte {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return assemblePNG(w, h, s, z.Bytes())
+}
+
+// assemblePNG writes the chunks of a w x h PNG of spec s around its
+// compressed pixels idat (with none: a header for peakBytes only).
+func assemblePNG(w, h int, s pngSpec, idat []byte) []byte {
 	var ihdr []byte
 	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(w))
 	ihdr = binary.BigEndian.AppendUint32(ihdr, uint32(h))
@@ -226,7 +232,7 @@ func craftPNG(t testing.TB, w, h int, s pngSpec) []byte {
 			out = appendChunk(out, "tRNS", []byte{128})
 		}
 	}
-	out = appendChunk(out, "IDAT", z.Bytes())
+	out = appendChunk(out, "IDAT", idat)
 	return appendChunk(out, "IEND", nil)
 }
 
