@@ -83,12 +83,16 @@ const (
 // (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DECODED_BYTES).
 //
 // DefaultMaxDecodedBytes bounds what decoding and scaling an upload allocate
-// (peak.go), so that the worst accepted upload of every format keeps the
-// process under 256 MiB (docs/performance.md, "Image decoder peak memory").
+// (peak.go), so that the worst accepted upload of every format, with a file
+// of DefaultMaxBytes, keeps a fresh process under 256 MiB (docs/performance.md,
+// "Image decoder peak memory"). It admits a baseline 4:2:0 JPEG of
+// DefaultMaxPixels, a progressive one of 29 megapixels, a progressive CMYK one
+// of 8, an 8-bit RGBA PNG of 48 and a 16-bit one of 24 (12 interlaced); a
+// lossless WebP of 9, as its Huffman tables may take 131 MiB whatever its size.
 const (
 	DefaultMaxBytes        = 10 << 20
 	DefaultMaxPixels       = 50_000_000
-	DefaultMaxDecodedBytes = 3 * DefaultMaxPixels
+	DefaultMaxDecodedBytes = 200 << 20
 )
 
 // Encoder qualities of the JPEG renditions.
