@@ -81,7 +81,9 @@ lint: ## gofmt and go vet
 	$(GO) vet ./...
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
-# `make bench` adds vipsthumbnail, the image benchmark's reference.
+# `make bench` adds libvips' vipsthumbnail, the image benchmark's reference, and vips,
+# which makes the progressive JPEG and WebP files of the decoder peak table
+# (BenchmarkDecoderPeak, docs/performance.md).
 tools:
 	@bash infra/scripts/tools.sh test
 
