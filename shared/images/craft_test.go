@@ -246,3 +246,152 @@ func craftGIF(t testing.TB, w, h int) []byte {
 	}
 	return buf.Bytes()
 }
+
+// bitWriter writes VP8L's bit stream: least significant bit first.
+type bitWriter struct {
+	out   []byte
+	acc   uint64
+	nBits uint
+}
+
+func (b *bitWriter) bits(v uint32, n uint) {
+	b.acc |= uint64(v) << b.nBits
+	b.nBits += n
+	for b.nBits >= 8 {
+		b.out = append(b.out, byte(b.acc))
+		b.acc >>= 8
+		b.nBits -= 8
+	}
+}
+
+// code writes a Huffman code of n bits, its most significant bit first.
+func (b *bitWriter) code(c uint32, n uint) {
+	for i := int(n) - 1; i >= 0; i-- {
+		b.bits(c>>uint(i)&1, 1)
+	}
+}
+
+func (b *bitWriter) bytes() []byte {
+	if b.nBits > 0 {
+		b.out = append(b.out, byte(b.acc))
+	}
+	return b.out
+}
+
+// lengthsTree writes a normal VP8L Huffman tree whose code lengths are
+// coded with a code-length code of the given symbols (each of length 1 when
+// two, of length 0 when one), then maxSymbol code lengths (0: all the
+// alphabet) as emit writes them.
+func (b *bitWriter) lengthsTree(symbols []int, maxSymbol int, emit func()) {
+	order := [19]int{17, 18, 0, 1, 2, 3, 4, 5, 16, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	last := 0
+	for i, s := range order {
+		for _, want := range symbols {
+			if s == want {
+				last = i
+			}
+		}
+	}
+	b.bits(0, 1)                // not simple
+	b.bits(uint32(last+1-4), 4) // number of code-length code lengths
+	for _, s := range order[:last+1] {
+		l := uint32(0)
+		for _, want := range symbols {
+			if s == want {
+				l = 1
+			}
+		}
+		b.bits(l, 3)
+	}
+	if maxSymbol == 0 {
+		b.bits(0, 1)
+	} else {
+		b.bits(1, 1)
+		b.bits(3, 3) // 8 bits of max_symbol
+		b.bits(uint32(maxSymbol-2), 8)
+	}
+	emit()
+}
+
+// simpleTree writes a simple VP8L Huffman tree of the one symbol 0.
+func (b *bitWriter) simpleTree() {
+	b.bits(1, 1) // simple
+	b.bits(0, 1) // one symbol
+	b.bits(0, 1) // of 1 bit
+	b.bits(0, 1) // 0
+}
+
+// craftVP8LBomb writes a lossless w x h WebP (w*h at least 16 x 2600) whose
+// Huffman tables are as large as vp8l decodes: 2600 groups, one per 4x4
+// tile, each with a 2048-entry color cache and trees of every symbol of
+// their alphabets. It is about a megabyte: the tables cost nothing like
+// their size in the file. Its pixels are all black, most of them copied.
+func craftVP8LBomb(w, h int) []byte {
+	var b bitWriter
+	b.bits(0x2f, 8)
+	b.bits(uint32(w-1), 14)
+	b.bits(uint32(h-1), 14)
+	b.bits(0, 1) // alpha hint
+	b.bits(0, 3) // version
+	b.bits(0, 1) // no transform
+	b.bits(1, 1) // color cache
+	b.bits(11, 4)
+	b.bits(1, 1) // meta Huffman codes
+	b.bits(0, 3) // 4x4 tiles
+	tiles := ((w + 3) / 4) * ((h + 3) / 4)
+	const groups = 2600
+	// The entropy image: each tile's group in green (low byte) and red.
+	b.bits(0, 1)                            // no color cache
+	b.lengthsTree([]int{8}, 256, func() {}) // green: 0..255, 8 bits each
+	b.lengthsTree([]int{4}, 16, func() {})  // red: 0..15, 4 bits each
+	b.simpleTree()                          // blue
+	b.simpleTree()                          // alpha
+	b.simpleTree()                          // distance
+	for t := range tiles {
+		g := t % groups
+		b.code(uint32(g&0xFF), 8)
+		b.code(uint32(g>>8), 4)
+	}
+	// The groups: green with all 280+2048 symbols (1768 of 11 bits, 560 of
+	// 12: a complete code), red, blue and alpha with all 256 of 8 bits.
+	for range groups {
+		b.lengthsTree([]int{11, 12}, 0, func() {
+			for i := range 280 + 2048 {
+				if i < 1768 {
+					b.code(0, 1) // length 11
+				} else {
+					b.code(1, 1) // length 12
+				}
+			}
+		})
+		for range 3 {
+			b.lengthsTree([]int{8}, 0, func() {})
+		}
+		b.simpleTree()
+	}
+	// The pixels: the first row black (green, red, blue and alpha symbol 0,
+	// the first code of each tree: zero bits), the rest copies of the row
+	// above 4096 pixels at a time (length symbol 279, 11 bits; 10 extra
+	// bits; distance symbol 0, the row above).
+	for i, n := 0, w*h; i < n; {
+		if i >= w && n-i >= 4096 {
+			b.code(279, 11)
+			b.bits(1023, 10)
+			i += 4096
+			continue
+		}
+		b.bits(0, 11+8+8+8)
+		i++
+	}
+	data := b.bytes()
+	var out []byte
+	out = append(out, "RIFF"...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(4+8+len(data)+len(data)&1))
+	out = append(out, "WEBPVP8L"...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(data)))
+	out = append(out, data...)
+	if len(data)&1 == 1 {
+		out = append(out, 0)
+	}
+	return out
+}

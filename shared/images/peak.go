@@ -377,11 +377,24 @@ func (hd webpInfo) peak(w, h int) int64 {
 // Huffman trees of up to 2600 groups (vp8l's own limit, one per tile at
 // most), each of five trees as large as its alphabet allows (a 2048-entry
 // color cache makes the first 2328 symbols). The header does not say how
-// many groups there are: this is the one term of the sum that a real image
-// is usually far below.
+// many groups there are: a file of a megabyte can declare all 2600 at their
+// largest (craftVP8LBomb), libwebp's files use a few.
 func vp8lPeak(w, h int64) int64 {
 	tiles := ((w + 3) / 4) * ((h + 3) / 4)
-	const hGroup = 5*(24+4*128) + 8*((2*2328-1)+3*(2*256-1)+(2*40-1))
 	groups := min(2600, tiles) + 4 // and one for each sub-image
-	return 4*w*h + 4*((w+1)/2)*h + 3*4*tiles + groups*hGroup
+	return 4*w*h + 4*((w+1)/2)*h + 3*4*tiles + groups*hGroupBytes + hScratch
 }
+
+// hGroupBytes is what one Huffman group of vp8l keeps: five trees of 2n-1
+// 8-byte nodes for n symbols, and a 512-byte look-up table each. The
+// allocator rounds the first tree's nodes up to whole 8 KiB pages and the
+// next three's to 4096 bytes.
+const hGroupBytes = 5*(24+4*128) + (8*(2*2328-1)+8191)/8192*8192 + 3*4096 + 8*(2*40-1)
+
+// hScratch is what vp8l allocates for a group's trees and drops as soon as
+// they are built: the code lengths and canonical codes of each tree (4 bytes
+// a symbol each) and the small tree of its code-length code. It is counted
+// once: the collector reclaims it as decoding goes on, and counting it for
+// each of 2600 groups would add 63 MiB that no process ever holds at once
+// (BenchmarkDecoderPeak measures the file with 2600 groups).
+const hScratch = 2*9472 + 2*4*(3*256+40) + 5*128 // 9472: the size class of 4 x 2328 bytes

@@ -23,9 +23,10 @@ type peakKind struct {
 	header func(s int) []byte
 }
 
-// peakKinds are every crafted JPEG and PNG variant, GIF, and, when libvips'
-// command is installed (make bench installs it), JPEGs from a real
-// progressive encoder and the three kinds of WebP.
+// peakKinds are every crafted JPEG and PNG variant, GIF, a crafted lossless
+// WebP with the largest Huffman tables, and, when libvips' command is
+// installed (make bench installs it), JPEGs from a real progressive encoder
+// and WebP from libwebp.
 func peakKinds() []peakKind {
 	var ks []peakKind
 	for _, s := range jpegKinds {
@@ -48,6 +49,11 @@ func peakKinds() []peakKind {
 		name:   "GIF",
 		make:   func(tb testing.TB, n int) ([]byte, error) { return craftGIF(tb, n, n), nil },
 		header: func(n int) []byte { return craftGIF(nopTB{}, 1, 1) },
+	})
+	ks = append(ks, peakKind{
+		name:   "WebP lossless, 2600 Huffman groups",
+		make:   func(_ testing.TB, n int) ([]byte, error) { return craftVP8LBomb(n, n), nil },
+		header: func(int) []byte { return []byte("RIFF\x00\x00\x00\x00WEBPVP8L\x00\x00\x00\x00") },
 	})
 	if _, err := exec.LookPath("vips"); err != nil {
 		return ks
