@@ -86,9 +86,9 @@ const (
 // (peak.go), so that the worst accepted upload of every format, with a file
 // of DefaultMaxBytes, keeps a fresh process under 256 MiB (docs/performance.md,
 // "Image decoder peak memory"). It admits a baseline 4:2:0 JPEG of
-// DefaultMaxPixels, a progressive one of 29 megapixels, a progressive CMYK one
-// of 8, an 8-bit RGBA PNG of 48 and a 16-bit one of 24 (12 interlaced); a
-// lossless WebP of 9, as its Huffman tables may take 131 MiB whatever its size.
+// DefaultMaxPixels, a progressive one of 25 megapixels, a progressive CMYK one
+// of 8, an 8-bit RGBA PNG of 47 and a 16-bit one of 24 (12 interlaced), a
+// lossless WebP of 7, as its Huffman tables may take 139 MiB at any size.
 const (
 	DefaultMaxBytes        = 10 << 20
 	DefaultMaxPixels       = 50_000_000

@@ -395,6 +395,6 @@ const hGroupBytes = 5*(24+4*128) + (8*(2*2328-1)+8191)/8192*8192 + 3*4096 + 8*(2
 // they are built: the code lengths and canonical codes of each tree (4 bytes
 // a symbol each) and the small tree of its code-length code. It is counted
 // once: the collector reclaims it as decoding goes on, and counting it for
-// each of 2600 groups would add 63 MiB that no process ever holds at once
+// each of 2600 groups would add 65 MiB that no process ever holds at once
 // (BenchmarkDecoderPeak measures the file with 2600 groups).
 const hScratch = 2*9472 + 2*4*(3*256+40) + 5*128 // 9472: the size class of 4 x 2328 bytes

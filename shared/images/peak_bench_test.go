@@ -69,7 +69,7 @@ func peakKinds() []peakKind {
 		return append(binary.LittleEndian.AppendUint32([]byte(id), uint32(len(data))), data...)
 	}
 	lossy := riff(chunk("VP8 "))
-	alpha := riff(chunk("VP8X", 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0), chunk("ALPH", 1), chunk("VP8 "))
+	alpha := riff(chunk("VP8X", 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0), chunk("ALPH", 1, 0), chunk("VP8 "))
 	lossless := riff(chunk("VP8L"))
 	for _, v := range []struct {
 		name, ext, prep, save string
