@@ -93,8 +93,13 @@ func boxInterleaved(dst []uint8, dstStride, w, h int, src []uint8, srcStride, k,
 		for j := range k {
 			row := src[(y*k+j)*srcStride:]
 			row = row[:w*k*n]
-			for i, v := range row {
-				acc[i/(k*n)*n+i%n] += uint32(v)
+			for x := range w {
+				a := acc[x*n : x*n+n]
+				for px := row[x*k*n : (x+1)*k*n]; len(px) >= n; px = px[n:] {
+					for c := range a {
+						a[c] += uint32(px[c])
+					}
+				}
 			}
 		}
 		out := dst[y*dstStride : y*dstStride+w*n]
