@@ -8,10 +8,11 @@ import "encoding/binary"
 // It adds up every allocation of the standard decoders (image/jpeg,
 // image/png, image/gif, golang.org/x/image/webp) for the variant the header
 // declares, and of render after them, as the decoders' sources make them;
-// the garbage collector can only give some of it back earlier. A count of
-// pixels alone misses most of it: a progressive JPEG keeps 64 int32
+// the garbage collector can only give some of it back earlier (the one
+// exception is the scratch of lossless WebP's Huffman trees, hScratch). A
+// count of pixels alone misses most of it: a progressive JPEG keeps 64 int32
 // coefficients (256 bytes) for every 8x8 block of every component until its
-// last scan, sixteen times its pixels for a 4:4:4 image; a 4-component JPEG
+// last scan, 12 bytes a pixel for a 4:4:4 image; a 4-component JPEG
 // is decoded into planes and then copied into a 4-byte-a-pixel CMYK image; an
 // interlaced PNG allocates each of its seven passes beside the full image; a
 // lossless WebP holds its Huffman tables beside the pixels. TestPeakBytes
