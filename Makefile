@@ -82,7 +82,9 @@ lint: ## gofmt, go vet and squawk over the migrations
 	$(GO) test -count=1 -run 'TestSquawk|TestConcurrentBuildsChecked' ./shared/postgres/migrate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
-# `make bench` adds vipsthumbnail, the image benchmark's reference.
+# `make bench` adds libvips' vipsthumbnail, the image benchmark's reference, and vips,
+# which makes the progressive JPEG and WebP files of the decoder peak table
+# (BenchmarkDecoderPeak, docs/performance.md).
 tools:
 	@bash infra/scripts/tools.sh test
 
