@@ -299,6 +299,35 @@ func TestEditUser(t *testing.T) {
 	})
 }
 
+// TestEditUserResult: the edit reports what it changed, for the audit record: the
+// facts before and after, and the roles really granted (with the default role given
+// to a user left without one) and taken away, not the ids asked for.
+func TestEditUserResult(t *testing.T) {
+	ctx := context.Background()
+	db := acctDB(t, nil)
+	acctExec(t, db, `INSERT INTO users (id, slug, username) VALUES (10, 'u10', 'u10')`)
+	acctExec(t, db, `INSERT INTO user_roles VALUES (10, 2)`)
+	res, err := db.EditUser(ctx, 10, 1, catalog.UserEdit{Username: "u10-new", AgeVerified: true,
+		AddedRoles: []int64{2}, RemovedRoles: []int64{2, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := catalog.UserEditResult{
+		Before: catalog.UserFacts{Username: "u10"}, After: catalog.UserFacts{Username: "u10-new", AgeVerified: true},
+		AddedRoles: []int64{2}, RemovedRoles: []int64{2},
+	}
+	if fmt.Sprint(res) != fmt.Sprint(want) {
+		t.Errorf("result %+v, want %+v", res, want)
+	}
+	res, err = db.EditUser(ctx, 10, 1, catalog.UserEdit{Username: "u10-new", AgeVerified: true, RemovedRoles: []int64{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.AddedRoles, res.RemovedRoles) != "[3] [2]" {
+		t.Errorf("roles added %v and removed %v, want the default role 3 for the removed 2", res.AddedRoles, res.RemovedRoles)
+	}
+}
+
 func TestDeleteUserLeavesNoOrphans(t *testing.T) {
 	ctx := context.Background()
 	db := acctDB(t, nil)
