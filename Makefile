@@ -145,21 +145,22 @@ purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
 
-token: ## print a refreshToken cookie value for USER against the local stack (last line)
-	@test "$(origin USER)" = "command line" || { echo "usage: make token USER=<username>" >&2; exit 2; }
+token: ## print a refreshToken cookie value for the user USER_ID against the local stack (last line)
+	@test -n "$(USER_ID)" || { echo "usage: make token USER_ID=<id>   (demo users: 1 admin, 2 editor, 3 member)" >&2; exit 2; }
 	@if [ -f $(STACK_DIR)/stack.env ]; then \
-		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	else \
-		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
 db-roles: ## create the functions' database roles on DATABASE_URL (after make migrate; README, Deploying)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	$(GO) run ./infra/cmd/db-roles
 
-grant-role: ## give USER the role ROLE (the first admin of a new deployment)
-	@test "$(origin USER)" = "command line" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
-	$(GO) run ./infra/cmd/grant-role -user "$(USER)" -role "$(ROLE)"
+grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment); FIND=<name> lists the ids
+	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/cmd/grant-role -find "$(FIND)"; exit; fi; \
+	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
+	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
 deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
 	sam build --config-env $(ENV)

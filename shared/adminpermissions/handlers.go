@@ -55,7 +55,7 @@ func (req *permissionRequest) input() catalog.PermissionInput {
 }
 
 // handleEditPermission answers POST /admin-permissions/edit/{id}: renames the
-// permission and replaces its description.
+// permission and replaces its description; a built-in permission keeps its name (400).
 func handleEditPermission(store Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := httpapi.PathInt(r, "id")
@@ -69,12 +69,19 @@ func handleEditPermission(store Store) http.Handler {
 			return
 		}
 		in := req.input()
-		if err := store.EditPermission(r.Context(), id, in); err != nil {
+		before, err := store.EditPermission(r.Context(), id, in)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "permission.edit", "permission", id,
-			slog.String("name", in.Name), slog.String("description", in.Description))
+		var changes []slog.Attr
+		if before.Name != in.Name {
+			changes = append(changes, audit.Change("name", before.Name, in.Name))
+		}
+		if before.Description != in.Description {
+			changes = append(changes, audit.Change("description", before.Description, in.Description))
+		}
+		audit.Record(r.Context(), "permission.edit", "permission", id, changes...)
 		httpapi.OK(w, r, MsgPermissionUpdated)
 	})
 }

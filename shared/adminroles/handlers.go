@@ -108,19 +108,12 @@ func handleEditRole(store Store) http.Handler {
 			RemovedPermissions: req.RemovedPermissions,
 		}
 		p, _ := auth.FromContext(r.Context())
-		if err := store.EditRole(r.Context(), id, p.UserID, edit); err != nil {
+		res, err := store.EditRole(r.Context(), id, p.UserID, edit)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		changes := []slog.Attr{slog.String("name", edit.Name),
-			slog.Any("added_permissions", ids(edit.AddedPermissions)),
-			slog.Any("removed_permissions", ids(edit.RemovedPermissions))}
-		switch {
-		case set && desc == nil:
-			changes = append(changes, slog.Any("description", nil))
-		case set:
-			changes = append(changes, slog.String("description", *desc))
-		}
+		changes := roleChanges(res)
 		audit.Record(r.Context(), "role.edit", "role", id, changes...)
 		httpapi.OK(w, r, MsgRoleUpdated)
 	})
@@ -175,19 +168,30 @@ func handleDeleteRole(store Store) http.Handler {
 			return
 		}
 		p, _ := auth.FromContext(r.Context())
-		if err := store.DeleteRole(r.Context(), id, p.UserID); err != nil {
+		moved, err := store.DeleteRole(r.Context(), id, p.UserID)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "role.delete", "role", id)
+		audit.Record(r.Context(), "role.delete", "role", id, slog.Any("moved_to_default_role", audit.IDs(moved)))
 		httpapi.OK(w, r, MsgRoleDeleted)
 	})
 }
 
-// ids is a list of ids for an audit record: never null, so "none" reads as [].
-func ids(v []int64) []int64 {
-	if v == nil {
-		return []int64{}
+// roleChanges are the attributes of an edit's audit record: the name and description
+// when they changed, before and after, and the permissions really added and removed.
+func roleChanges(res catalog.RoleEditResult) []slog.Attr {
+	var out []slog.Attr
+	if res.Before.Name != res.After.Name {
+		out = append(out, audit.Change("name", res.Before.Name, res.After.Name))
 	}
-	return v
+	if !equalText(res.Before.Description, res.After.Description) {
+		out = append(out, audit.Change("description", res.Before.Description, res.After.Description))
+	}
+	return append(out, slog.Any("added_permissions", audit.IDs(res.AddedPermissions)),
+		slog.Any("removed_permissions", audit.IDs(res.RemovedPermissions)))
+}
+
+func equalText(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

@@ -136,13 +136,12 @@ func handleEditUser(store Store) http.Handler {
 			AddedRoles:   req.AddedRoles,
 			RemovedRoles: req.RemovedRoles,
 		}
-		if err := store.EditUser(r.Context(), id, p.UserID, edit); err != nil {
+		res, err := store.EditUser(r.Context(), id, p.UserID, edit)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "user.edit", "user", id,
-			slog.String("username", edit.Username), slog.Bool("age_verified", edit.AgeVerified),
-			slog.Any("added_roles", ids(edit.AddedRoles)), slog.Any("removed_roles", ids(edit.RemovedRoles)))
+		audit.Record(r.Context(), "user.edit", "user", id, userChanges(res)...)
 		httpapi.OK(w, r, MsgUserEdited)
 	})
 }
@@ -193,10 +192,16 @@ func handleLogoutUser(store Store) http.Handler {
 	})
 }
 
-// ids is a list of ids for an audit record: never null, so "none" reads as [].
-func ids(v []int64) []int64 {
-	if v == nil {
-		return []int64{}
+// userChanges are the attributes of an edit's audit record: each field it changed
+// with its value before and after, and the roles it really granted and took away.
+func userChanges(res catalog.UserEditResult) []slog.Attr {
+	var out []slog.Attr
+	if res.Before.Username != res.After.Username {
+		out = append(out, audit.Change("username", res.Before.Username, res.After.Username))
 	}
-	return v
+	if res.Before.AgeVerified != res.After.AgeVerified {
+		out = append(out, audit.Change("age_verified", res.Before.AgeVerified, res.After.AgeVerified))
+	}
+	return append(out, slog.Any("added_roles", audit.IDs(res.AddedRoles)),
+		slog.Any("removed_roles", audit.IDs(res.RemovedRoles)))
 }

@@ -43,7 +43,8 @@ type envOptions struct {
 	consentPage bool     // stand-ins show their HTML consent page
 	limiter     oauth.Limiter
 	counter     *postgres.QueryCounter
-	secure      bool // the cookies of every environment but DB_ENV=local
+	logs        io.Writer // JSON logs of the requests; nil discards them
+	secure      bool      // the cookies of every environment but DB_ENV=local
 }
 
 // env is the oauth group on a fresh database with the demo data, real DynamoDB tables
@@ -134,6 +135,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	})
 	// The events in events/ come from the production frontend's origin.
 	origins := []string{e.frontend, config.DefaultFrontendURL}
+	if o.logs != nil {
+		log = slog.New(slog.NewJSONHandler(o.logs, nil))
+	}
 	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: origins})
 	return e
 }

@@ -676,10 +676,13 @@ export interface paths {
         put?: never;
         /**
          * Rename a permission and replace its description
-         * @description The routes demand permissions by name: renaming one that a route names takes
-         *     that route away from every role. 404 Permission not found; 409 Permission with
-         *     the same name already exists. Requires edit-permissions. 500 Internal server
-         *     error. 200 Permission updated successfully.
+         * @description A built-in permission (one the routes check) keeps its name, so that its label
+         *     always says what it grants: a rename of one is 400 A built-in permission cannot
+         *     be renamed; only its description can be changed (sending its current name with
+         *     a new description edits the description). Added permissions can be renamed.
+         *     404 Permission not found; 409 Permission with the same name already exists.
+         *     Requires edit-permissions. 500 Internal server error. 200 Permission updated
+         *     successfully.
          */
         post: operations["editPermission"];
         delete?: never;
@@ -1322,7 +1325,7 @@ export interface components {
                 "application/json": components["schemas"]["Response"];
             };
         };
-        /** @description The authenticated user lacks the route's permission, or the write would grant more than the user holds (see the README's access rules), or a browser's write carrying cookies does not come from an allowed origin (Origin, Sec-Fetch-Site) */
+        /** @description The authenticated user lacks the route's permission, or the access rules refuse the write (it would grant more than the user holds; it changes a full admin's account, or removes a permission from, renames or deletes a role a full admin holds, and the user is not a full admin; it would leave no full admin), or a browser's write carrying cookies does not come from an allowed origin (Origin, Sec-Fetch-Site). Every 403 is an audit record. */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
