@@ -3,8 +3,9 @@
 # need, from Debian's packages, when they are missing: chromium (the OAuth browser test),
 # node and npm (dynalite, the Swagger UI of /docs), PostgreSQL, PgBouncer (the stand-in
 # for RDS Proxy: the pooler's test and make bench-scale), and for make bench
-# vipsthumbnail (the image pipeline's reference) and wrk (the cdn route beside a trivial
-# server). Needs root for apt-get; otherwise it says what to install.
+# libvips' vipsthumbnail (the image pipeline's reference) and vips (progressive JPEG,
+# CMYK JPEG and WebP files for the decoder peak table), and wrk (the cdn route beside a
+# trivial server). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
 # Usage: tools.sh run|test|bench|scale|hugepages
 
@@ -41,7 +42,7 @@ test)
 	need_pgbouncer
 	;;
 bench)
-	command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools)
+	{ command -v vipsthumbnail && command -v vips; } >/dev/null 2>&1 || need+=(libvips-tools)
 	command -v wrk >/dev/null 2>&1 || need+=(wrk)
 	;;
 scale) need_pgbouncer ;;

@@ -78,7 +78,13 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		Message(w, r, StatusClientClosedRequest, "Client closed request")
 		return
 	}
-	if status >= 500 {
+	if status == http.StatusForbidden {
+		why := ""
+		if e.Err != nil {
+			why = e.Err.Error()
+		}
+		refused(r, why)
+	} else if status >= 500 {
 		log.Error("request failed", "status", status, "error", err.Error())
 	} else if e.Err != nil {
 		log.Debug("request rejected", "status", status, "error", err.Error())
@@ -150,8 +156,11 @@ const LevelAudit = slog.Level(16)
 
 // Logger returns the request's logger (with its request id), or the default logger.
 func Logger(ctx interface{ Value(any) any }) *slog.Logger {
-	if rl, ok := ctx.Value(loggerKey{}).(*requestLogger); ok {
-		return rl.get()
+	switch l := ctx.Value(loggerKey{}).(type) {
+	case *requestLogger: // a request's (logRequests)
+		return l.get()
+	case *slog.Logger: // WithLogger's
+		return l
 	}
 	return slog.Default()
 }
