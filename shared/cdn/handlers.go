@@ -119,12 +119,11 @@ const loadAttempts = 3
 // load finds user id's image at res: the reference (refReads), then its image from the
 // cache or the bucket. An object missing under the reference is most likely a change
 // that committed meanwhile, so the reference is read again, by a query of its own, and
-// followed. The cdn's own
-// AccessDenied counts as missing: S3 answers it instead of NoSuchKey to a reader that
-// may not list the bucket. If the objects of a reference that still stands are
-// missing, the default image is served and the inconsistency logged.
+// followed. The cdn's own AccessDenied counts as missing: S3 answers it instead of
+// NoSuchKey to a reader that may not list the bucket. If the objects of a reference
+// that still stands are missing, the default image is served and the inconsistency
+// logged.
 func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defaults, id int64, res string) (*picture, error) {
-	log := httpapi.Logger(ctx)
 	var last string
 	for attempt := range loadAttempts {
 		ref, err := reads.userImage(ctx, id, attempt == 0)
@@ -152,7 +151,7 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 			if errors.Is(err, s3store.ErrAccessDenied) {
 				level = slog.LevelWarn // also what a wrong grant looks like
 			}
-			log.Log(ctx, level, "profile image object missing, reading the reference again",
+			httpapi.Logger(ctx).Log(ctx, level, "profile image object missing, reading the reference again",
 				"user_id", id, "res", res, "ref", ref, "error", err.Error())
 			continue
 		}
@@ -163,7 +162,7 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 		c.add(key, pic)
 		return pic, nil
 	}
-	log.Error("profile image objects are missing, serving the default image",
+	httpapi.Logger(ctx).Error("profile image objects are missing, serving the default image",
 		"user_id", id, "res", res, "ref", last)
 	return defs[res], nil
 }
