@@ -4,8 +4,8 @@
 # node and npm (dynalite, the Swagger UI of /docs), PostgreSQL, PgBouncer (the stand-in
 # for RDS Proxy: the pooler's test and make bench-scale), and for make bench
 # libvips' vipsthumbnail (the image pipeline's reference) and vips (progressive JPEG,
-# CMYK JPEG and WebP files for the decoder peak table). Needs root for apt-get; otherwise it
-# says what to install.
+# CMYK JPEG and WebP files for the decoder peak table), and wrk (the cdn route beside a
+# trivial server). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
 # Usage: tools.sh run|test|bench|scale|hugepages
 
@@ -41,7 +41,10 @@ test)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	need_pgbouncer
 	;;
-bench) { command -v vipsthumbnail && command -v vips; } >/dev/null 2>&1 || need+=(libvips-tools) ;;
+bench)
+	{ command -v vipsthumbnail && command -v vips; } >/dev/null 2>&1 || need+=(libvips-tools)
+	command -v wrk >/dev/null 2>&1 || need+=(wrk)
+	;;
 scale) need_pgbouncer ;;
 esac
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)

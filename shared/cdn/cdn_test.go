@@ -54,24 +54,40 @@ func (f *countingFiles) Get(ctx context.Context, key string) (catalog.StoredFile
 type world struct {
 	db                *testenv.DB
 	counter           *postgres.QueryCounter
+	s3                config.Config // the bucket of the test's own
 	files             *countingFiles
 	uploads           *avatars.Service
 	jpegUser, pngUser int64
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
 	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	w := &world{db: db, counter: counter, files: &countingFiles{Store: s3test.NewStore(t)},
-		jpegUser: demo.AdminUserID, pngUser: demo.EditorUserID}
+	w := &world{db: db, counter: counter, s3: s3test.Config(t), jpegUser: demo.AdminUserID, pngUser: demo.EditorUserID}
+	w.files = &countingFiles{Store: w.store(t, nil)}
 	w.uploads = avatars.New(avatars.Deps{Files: w.files, Store: db.DB, FileService: true})
 	w.upload(t, w.jpegUser, avatartest.DataURL("image/jpeg", avatartest.JPEG(t, 900, 600)))
 	w.upload(t, w.pngUser, avatartest.Base64(avatartest.PNG(t, 300, 300, true)))
 	return w
 }
 
-func (w *world) upload(t *testing.T, id int64, img string) {
+// store is a client of the world's bucket whose requests go through transport (the
+// default transport when nil).
+func (w *world) store(t testing.TB, transport http.RoundTripper) *s3store.Store {
+	t.Helper()
+	awsCfg := awsconfig.Load(w.s3)
+	if transport != nil {
+		awsCfg.HTTPClient = &http.Client{Transport: transport}
+	}
+	store, err := s3store.New(awsCfg, w.s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+func (w *world) upload(t testing.TB, id int64, img string) {
 	t.Helper()
 	if err := w.uploads.UpdateUserImage(context.Background(), id, img); err != nil {
 		t.Fatal(err)
@@ -179,7 +195,7 @@ func TestServeErrors(t *testing.T) {
 		{"/user/avatar/%201", 404, "User not found"},
 		{"/user/avatar/99999999999999999999999", 404, "User not found"},
 		{"/user/avatar/1/medium", 400, "Required parameters missing"},
-		{"/user/avatar/1/HIGH", 400, "Required parameters missing"},
+		{"/user/avatar/1/HIGH", 404, "User not found"}, // a spelling of high (TestSpellings)
 		{"/user/avatar/abc/huge", 400, "Required parameters missing"},
 		{"/user/avatar/%20", 400, "Required parameters missing"},
 	}
@@ -247,9 +263,12 @@ func TestRangeIgnored(t *testing.T) {
 	}
 }
 
+// TestCache: with no reuse of reference reads, every request reads the reference (one
+// query); the image bytes of a reference are read from S3 once, and a change (a new
+// reference) is served at once, change call or not.
 func TestCache(t *testing.T) {
 	w := newWorld(t)
-	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: -1})
 	jpegHigh := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser)
 	jpegScaled := fmt.Sprintf("/user/avatar/%d", w.jpegUser)
 	member := fmt.Sprintf("/user/avatar/%d", demo.MemberUserID)
@@ -266,15 +285,14 @@ func TestCache(t *testing.T) {
 		queries, reads int64
 	}{
 		{"first request", func() { get(t, h, jpegHigh) }, 1, 1},
-		{"hot avatar", func() { get(t, h, jpegHigh) }, 0, 0},
-		{"hot avatar, conditional", func() { get(t, h, jpegHigh, "If-None-Match", `"x"`) }, 0, 0},
+		{"hot avatar", func() { get(t, h, jpegHigh) }, 1, 0},
+		{"hot avatar, conditional", func() { get(t, h, jpegHigh, "If-None-Match", `"x"`) }, 1, 0},
 		{"other resolution", func() { get(t, h, jpegScaled) }, 1, 1},
-		{"other resolution again", func() { get(t, h, jpegScaled) }, 0, 0},
+		{"other resolution again", func() { get(t, h, jpegScaled) }, 1, 0},
 		{"default image", func() { get(t, h, member) }, 1, 0},
-		{"default image again", func() { get(t, h, member) }, 0, 0},
-		{"change drops both resolutions", func() { change(w.jpegUser); get(t, h, jpegHigh); get(t, h, jpegScaled) }, 2, 2},
-		{"the other user stays cached", func() { get(t, h, member) }, 0, 0},
-		{"unknown users are not cached", func() { get(t, h, "/user/avatar/999999"); get(t, h, "/user/avatar/999999") }, 2, 0},
+		{"a change call alone drops nothing", func() { change(w.jpegUser); get(t, h, jpegHigh); get(t, h, jpegScaled) }, 2, 0},
+		{"unknown users", func() { get(t, h, "/user/avatar/999999"); get(t, h, "/user/avatar/999999") }, 2, 0},
+		{"an alternate spelling costs nothing", func() { get(t, h, "/user/avatar/01") }, 0, 0},
 	}
 	for _, s := range steps {
 		s.do()
@@ -283,14 +301,13 @@ func TestCache(t *testing.T) {
 		}
 	}
 
-	// A change reaches the next request of this container at once.
-	before := get(t, h, jpegHigh).Header().Get("ETag")
+	// A change reaches the next request at once, before any change call.
 	w.upload(t, w.jpegUser, avatartest.Base64(avatartest.PNG(t, 200, 200, true)))
-	if got := get(t, h, jpegHigh).Header().Get("ETag"); got != before {
-		t.Fatalf("served a new image before the change notification")
-	}
-	change(w.jpegUser)
+	w.costs()
 	checkImage(t, get(t, h, jpegHigh), images.TypePNG, 200)
+	if q, g := w.costs(); q != 1 || g != 1 {
+		t.Errorf("the new picture: %d queries and %d S3 reads, want 1 and 1", q, g)
+	}
 }
 
 func TestCacheBounds(t *testing.T) {
@@ -305,15 +322,14 @@ func TestCacheBounds(t *testing.T) {
 		name  string
 		deps  cdn.Deps
 		paths []string
-		// queries of each request
+		// S3 reads of each request
 		want []int64
 	}{
-		{"no cache", cdn.Deps{}, []string{a, a}, []int64{1, 1}},
-		{"room for one image: the least recently used goes", cdn.Deps{CacheBytes: int64(max(sizeA, sizeB) + 1024)},
+		{"no cache", cdn.Deps{RefMaxAge: -1}, []string{a, a}, []int64{1, 1}},
+		{"room for one image: the least recently used goes", cdn.Deps{CacheBytes: int64(max(sizeA, sizeB) + 1024), RefMaxAge: -1},
 			[]string{a, a, b, b, a}, []int64{1, 0, 1, 0, 1}},
-		{"room for both", cdn.Deps{CacheBytes: int64(sizeA + sizeB + 4096)},
+		{"room for both", cdn.Deps{CacheBytes: int64(sizeA + sizeB + 4096), RefMaxAge: -1},
 			[]string{a, b, a, b}, []int64{1, 1, 0, 0}},
-		{"entries expire", cdn.Deps{CacheBytes: 1 << 20, CacheTTL: time.Nanosecond}, []string{a, a}, []int64{1, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -321,8 +337,8 @@ func TestCacheBounds(t *testing.T) {
 			w.costs()
 			for i, p := range tc.paths {
 				get(t, h, p)
-				if q, _ := w.costs(); q != tc.want[i] {
-					t.Errorf("request %d (%s): %d queries, want %d", i, p, q, tc.want[i])
+				if q, g := w.costs(); q != 1 || g != tc.want[i] {
+					t.Errorf("request %d (%s): %d queries and %d S3 reads, want 1 and %d", i, p, q, g, tc.want[i])
 				}
 			}
 		})
@@ -334,7 +350,7 @@ func TestCacheBounds(t *testing.T) {
 func TestMissingObjects(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: -1})
 	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -349,6 +365,41 @@ func TestMissingObjects(t *testing.T) {
 		checkImage(t, rec, images.TypePNG, 512)
 		if q, g := w.costs(); q != 2 || g != 1 {
 			t.Errorf("%d queries and %d reads, want 2 (the reference read twice) and 1, uncached", q, g)
+		}
+	}
+}
+
+// TestRefReuse: within RefMaxAge a container reuses a user's reference read (both
+// resolutions), but a missing object has the reference read again at once.
+func TestRefReuse(t *testing.T) {
+	w := newWorld(t)
+	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: time.Hour})
+	high, scaled := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser), fmt.Sprintf("/user/avatar/%d", w.jpegUser)
+	gone := fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID)
+	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.SetUserImage(context.Background(), demo.MemberUserID, set.Ref()); err != nil {
+		t.Fatal(err)
+	}
+	w.costs()
+	steps := []struct {
+		path           string
+		queries, reads int64
+	}{
+		{high, 1, 1},
+		{high, 0, 0},
+		{scaled, 0, 1},
+		{scaled, 0, 0},
+		{gone, 2, 1}, // read, missing, read again: the same reference
+		{gone, 1, 1}, // the reused reference, missing, read again
+	}
+	for i, s := range steps {
+		checkImage(t, get(t, h, s.path), map[bool]string{true: images.TypePNG, false: images.TypeJPEG}[s.path == gone],
+			map[bool]int{true: 128, false: 512}[s.path == scaled])
+		if q, g := w.costs(); q != s.queries || g != s.reads {
+			t.Errorf("step %d %s: %d queries and %d S3 reads, want %d and %d", i, s.path, q, g, s.queries, s.reads)
 		}
 	}
 }
@@ -563,8 +614,8 @@ func TestEvents(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, resp.Body)
 		}
 		get(t, h, "/user/avatar/3")
-		if q, g := w.costs(); q != 1 || g != 1 {
-			t.Errorf("after the change: %d queries, %d reads; want the cache dropped", q, g)
+		if q, g := w.costs(); q != 1 || g != 0 {
+			t.Errorf("after the change call: %d queries, %d reads; want the reference read and the unchanged picture from the cache", q, g)
 		}
 	})
 }

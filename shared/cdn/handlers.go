@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -57,82 +58,113 @@ func newDefaults() defaults {
 // handleAvatar serves GET /user/avatar/{id}/{res} and GET /user/avatar/{id} (res
 // scaled): the user's image at that resolution, or the default image when they have
 // none. A blank id and a res other than scaled or high are 400; an id that is not a
-// positive integer in canonical form cannot name a user and is 404 User not found, as
-// is an unknown user.
-func handleAvatar(users Users, files Files, c *cache, defs defaults) http.Handler {
+// positive integer cannot name a user and is 404 User not found, as is an unknown user.
+//
+// Each picture has one URL, so that caches and invalidations name the same thing: a
+// request whose path as sent (percent-encoding included: r.URL.EscapedPath) is not the
+// canonical spelling of what it names ("%33", "03", "+3", "hig%68", "HIGH") is 404
+// User not found too. CloudFront keys its cache on the path as sent, and an
+// invalidation names only the canonical paths.
+//
+// The in-memory cache is keyed by the user's image reference, read by a query that
+// started at most Deps.RefMaxAge ago (refReads): a change writes a new reference before
+// the change call is made, and that call waits as long (handleChange), so once the change
+// is announced no container, warm or not, serves the replaced or removed picture, and
+// a CloudFront miss after the invalidation can only be filled with the new one.
+func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw := r.PathValue("id")
 		if strings.TrimSpace(raw) == "" {
 			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
+		canonical := avatarBase + raw
 		res := r.PathValue("res")
-		if res == "" {
+		switch {
+		case res == "":
 			res = images.ResScaled
-		}
-		if res != images.ResScaled && res != images.ResHigh {
+		case res == images.ResScaled || res == images.ResHigh:
+			canonical += "/" + res
+		case strings.EqualFold(res, images.ResScaled) || strings.EqualFold(res, images.ResHigh):
+			httpapi.Error(w, r, userNotFound())
+			return
+		default:
 			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
-		// Only the canonical form names a user ("+3", "03" and " 3" do not), so that
-		// each image has one URL for caches and invalidations alike.
 		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw {
-			httpapi.Error(w, r, apperr.New(apperr.NotFound, apperr.MsgUserNotFound))
+		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw || r.URL.EscapedPath() != canonical {
+			httpapi.Error(w, r, userNotFound())
 			return
 		}
-		key := cacheKey{id: id, res: res}
-		pic, ok := c.get(key)
-		if !ok {
-			epoch := c.epoch()
-			var cacheable bool
-			pic, cacheable, err = load(r.Context(), users, files, defs, id, res)
-			if err != nil {
-				httpapi.Error(w, r, err)
-				return
-			}
-			if cacheable {
-				c.add(key, pic, pic == defs[res], epoch)
-			}
+		pic, err := load(r.Context(), reads, files, c, defs, id, res)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
 		}
 		serve(w, r, pic)
 	})
 }
 
-// load finds user id's image at res. An object missing under the reference the
-// database gave is most likely a change that committed meanwhile (its replaced objects
-// are deleted right after), so the reference is read once more; if the object is still
-// missing, the default image is served (uncached) and the inconsistency logged.
-func load(ctx context.Context, users Users, files Files, defs defaults, id int64, res string) (*picture, bool, error) {
+// avatarBase is the path of the avatars, before the user id.
+const avatarBase = "/user/avatar/"
+
+func userNotFound() error { return apperr.New(apperr.NotFound, apperr.MsgUserNotFound) }
+
+// loadAttempts bounds how often load reads the reference: a change may commit between
+// the reference read and the object read (the replaced objects are deleted right
+// after), and each reading of the reference follows one such change.
+const loadAttempts = 3
+
+// load finds user id's image at res: the reference (refReads), then its image from the
+// cache or the bucket. An object missing under the reference is most likely a change
+// that committed meanwhile, so the reference is read again, by a query of its own, and
+// followed. The cdn's own AccessDenied counts as missing: S3 answers it instead of
+// NoSuchKey to a reader that may not list the bucket. If the objects of a reference
+// that still stands are missing, the default image is served and the inconsistency
+// logged.
+func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defaults, id int64, res string) (*picture, error) {
 	var last string
-	for range 2 {
-		ref, err := users.UserImage(ctx, id)
+	for attempt := range loadAttempts {
+		ref, err := reads.userImage(ctx, id, attempt == 0)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if ref == "" {
-			return defs[res], true, nil
+			return defs[res], nil
 		}
 		if ref == last {
 			break
 		}
 		last = ref
+		key := cacheKey{ref: ref, res: res}
+		if pic, ok := c.get(key); ok {
+			return pic, nil
+		}
 		set, err := s3store.ParseRef(ref)
 		if err != nil {
-			return nil, false, fmt.Errorf("profile image of user %d: %w", id, err)
+			return nil, fmt.Errorf("profile image of user %d: %w", id, err)
 		}
 		obj, err := files.Get(ctx, set.Key(res))
-		if errors.Is(err, s3store.ErrNotFound) {
+		if errors.Is(err, s3store.ErrNotFound) || errors.Is(err, s3store.ErrAccessDenied) {
+			level := slog.LevelInfo
+			if errors.Is(err, s3store.ErrAccessDenied) {
+				level = slog.LevelWarn // also what a wrong grant looks like
+			}
+			httpapi.Logger(ctx).Log(ctx, level, "profile image object missing, reading the reference again",
+				"user_id", id, "res", res, "ref", ref, "error", err.Error())
 			continue
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("profile image of user %d: %w", id, err)
+			return nil, fmt.Errorf("profile image of user %d: %w", id, err)
 		}
-		return newPicture(obj.Data, obj.ContentType), true, nil
+		pic := newPicture(obj.Data, obj.ContentType)
+		c.add(key, pic)
+		return pic, nil
 	}
 	httpapi.Logger(ctx).Error("profile image objects are missing, serving the default image",
 		"user_id", id, "res", res, "ref", last)
-	return defs[res], false, nil
+	return defs[res], nil
 }
 
 // serve writes pic through http.ServeContent, whose conditional-request logic
@@ -156,14 +188,17 @@ func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 }
 
 // handleChange serves POST /user/avatar/change/{id}, called by the services that
-// change a profile image. It drops this container's cached images of the user. With an
-// invalidator, it has CloudFront drop the user's three avatar URLs, exact paths, but
+// change a profile image once the change is committed. The containers need no word of
+// it, but they reuse a reference read for up to settle (refReads): the call first
+// waits that long, after which every container's reads started after the commit, so
+// that neither they nor a CloudFront miss after the invalidation can see the replaced
+// picture once the call returns. With an invalidator, it has CloudFront drop the user's three avatar URLs, exact paths, but
 // only when the user's picture differs from the one last invalidated (the ledger): the
 // route is public, and calls for unchanged users must cost nothing. A failed
 // invalidation is tried invalidateAttempts times in all (on top of the client's own
 // retries), then counted (the InvalidationFailures metric), left for the next call to
 // retry, and answered 500 so that the caller logs it. A blank or non-numeric id is 400.
-func handleChange(c *cache, inv Invalidator, ledger Ledger, delay time.Duration) http.Handler {
+func handleChange(inv Invalidator, ledger Ledger, delay, settle time.Duration) http.Handler {
 	if delay <= 0 {
 		delay = DefaultRetryDelay
 	}
@@ -173,7 +208,10 @@ func handleChange(c *cache, inv Invalidator, ledger Ledger, delay time.Duration)
 			httpapi.Error(w, r, err)
 			return
 		}
-		c.drop(id)
+		if err := wait(r.Context(), settle); err != nil {
+			httpapi.Error(w, r, fmt.Errorf("change of user %d: %w", id, err))
+			return
+		}
 		if inv == nil {
 			httpapi.OK(w, r, msgSuccess)
 			return
@@ -188,7 +226,7 @@ func handleChange(c *cache, inv Invalidator, ledger Ledger, delay time.Duration)
 			httpapi.OK(w, r, msgSuccess)
 			return
 		}
-		base := "/user/avatar/" + strconv.FormatInt(id, 10)
+		base := avatarBase + strconv.FormatInt(id, 10)
 		paths := []string{base, base + "/" + images.ResHigh, base + "/" + images.ResScaled}
 		if err := invalidate(ctx, inv, paths, delay); err != nil {
 			recordFailure(httpapi.Logger(ctx), "InvalidationFailures")
@@ -200,6 +238,21 @@ func handleChange(c *cache, inv Invalidator, ledger Ledger, delay time.Duration)
 		}
 		httpapi.OK(w, r, msgSuccess)
 	})
+}
+
+// wait sleeps for d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // invalidateAttempts is how often handleChange tries an invalidation.

@@ -5,12 +5,13 @@
 // with a strong ETag (If-None-Match answers 304) and
 // "Cache-Control: public, max-age=300, s-maxage=86400": avatar URLs are not
 // versioned, so browsers keep an image five minutes and CloudFront a day; a change
-// invalidates CloudFront's copies. Each container also keeps recently served images in
-// memory (bounded in bytes, each entry for CacheTTL), the database lookup included, so
-// a hot avatar costs neither a database nor an S3 round trip. POST
-// /user/avatar/change/{id} drops a user's entries only in the container it reaches;
-// other warm containers serve their copy until it expires, which is why entries live
-// one minute only.
+// invalidates CloudFront's copies. A request uses the user's image reference as read
+// by a query (one primary-key lookup) that started at most RefMaxAge ago; each
+// container keeps recently served images in memory by that reference (bounded in
+// bytes), so a hot avatar costs no S3 round trip. A change writes a new reference, and
+// POST /user/avatar/change/{id}, called after the commit, waits RefMaxAge before it
+// has CloudFront drop its copies and answers: from then on no container serves the
+// replaced or removed picture.
 package cdn
 
 import (
@@ -21,8 +22,11 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
-// DefaultCacheTTL is how long a container serves a cached image without looking again.
-const DefaultCacheTTL = time.Minute
+// DefaultRefMaxAge is how long a container reuses a user's image reference read, and
+// so how much longer the change call takes: short enough for an admin's upload not to
+// notice, long enough that a hot avatar costs a query a tenth of a second, not one per
+// request.
+const DefaultRefMaxAge = 100 * time.Millisecond
 
 // DefaultRetryDelay is the wait before the first retry of a failed invalidation.
 const DefaultRetryDelay = 250 * time.Millisecond
@@ -37,7 +41,7 @@ type Users interface {
 // Files reads the bucket; *s3store.Store satisfies it.
 type Files interface {
 	// Get returns the object under key; an error wrapping s3store.ErrNotFound when
-	// there is none.
+	// there is none, s3store.ErrAccessDenied when S3 refuses to say (see load).
 	Get(ctx context.Context, key string) (catalog.StoredFile, error)
 }
 
@@ -66,8 +70,10 @@ type Deps struct {
 	// CacheBytes bounds the in-container image cache (config.CDNCacheBytes); 0 turns
 	// it off.
 	CacheBytes int64
-	// CacheTTL is how long a cached image is served (DefaultCacheTTL when 0).
-	CacheTTL time.Duration
+	// RefMaxAge is how long a read image reference is reused, and how long the
+	// change call waits (DefaultRefMaxAge when 0; negative: every request reads and
+	// the change call does not wait).
+	RefMaxAge time.Duration
 	// Invalidator, when set, is told about each change of a user's picture, once
 	// (CloudFront when CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
 	Invalidator Invalidator
@@ -80,15 +86,17 @@ type Deps struct {
 
 // Routes is the group's whole API.
 func Routes(d Deps) []httpapi.Route {
-	ttl := d.CacheTTL
-	if ttl <= 0 {
-		ttl = DefaultCacheTTL
+	maxAge := d.RefMaxAge
+	switch {
+	case maxAge == 0:
+		maxAge = DefaultRefMaxAge
+	case maxAge < 0:
+		maxAge = 0
 	}
-	c := newCache(d.CacheBytes, ttl, time.Now)
-	avatar := handleAvatar(d.Users, d.Files, c, newDefaults())
+	avatar := handleAvatar(newRefReads(d.Users, maxAge, time.Now), d.Files, newCache(d.CacheBytes), newDefaults())
 	return []httpapi.Route{
 		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
 		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(c, d.Invalidator, d.Ledger, d.RetryDelay)},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(d.Invalidator, d.Ledger, d.RetryDelay, maxAge)},
 	}
 }

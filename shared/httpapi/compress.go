@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"compress/gzip"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -96,6 +97,13 @@ func (w *compressWriter) Write(b []byte) (int, error) {
 	if w.status == 0 && !w.decided {
 		w.status = http.StatusOK
 	}
+	if !w.decided && !mayCompress(w.Header()) {
+		// The headers already say it stays as it is (an image): holding its first
+		// bytes back would only copy them.
+		if err := w.decide(false); err != nil {
+			return 0, err
+		}
+	}
 	if w.decided {
 		if w.gz != nil {
 			return w.gz.Write(b)
@@ -116,7 +124,7 @@ func (w *compressWriter) Write(b []byte) (int, error) {
 func (w *compressWriter) decide(long bool) error {
 	w.decided = true
 	h := w.Header()
-	if long && h.Get("Content-Encoding") == "" && compressible(h.Get("Content-Type")) {
+	if long && mayCompress(h) {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
 		gz := gzipWriters.Get().(*gzip.Writer)
@@ -173,7 +181,16 @@ func (w *compressWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return nil, nil, http.ErrNotSupported
 }
 
+// ReadFrom copies src through Write with a pooled buffer (copyBody), as http.ServeContent's
+// copy does: hiding io.ReaderFrom would make io.Copy allocate a buffer per response.
+func (w *compressWriter) ReadFrom(src io.Reader) (int64, error) { return copyBody(w, src) }
+
 func (w *compressWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// mayCompress: the body is not encoded yet and its type is worth compressing.
+func mayCompress(h http.Header) bool {
+	return h.Get("Content-Encoding") == "" && compressible(h.Get("Content-Type"))
+}
 
 // compressible: JSON and text; images and other binary bodies are compressed already.
 func compressible(contentType string) bool {

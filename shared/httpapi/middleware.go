@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -91,19 +93,63 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom keeps the wrapped writer's io.ReaderFrom visible (http.ServeContent copies
+// the body with io.CopyN, which uses it), through copyBody.
+func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := copyBody(w.ResponseWriter, src)
+	w.bytes += int(n)
+	return n, err
+}
+
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// copyBuffers hold copyBody's buffers: larger than a served image, so that one goes out
+// in one Write, as a handler writing it from memory would.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// copyBody copies src into w with a pooled buffer: the ReadFrom of the middleware's
+// response writers. A writer that hid io.ReaderFrom would have io.Copy allocate (and
+// zero) a buffer of up to 32 KB for every response; net/http's own ReadFrom, reached
+// through it, writes the header and the first 512 bytes on their own, then allocates
+// the same buffer in package net for a source that is not a file or a connection.
+func copyBody(w io.Writer, src io.Reader) (int64, error) {
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	return io.CopyBuffer(writerOnly{w}, src, *buf)
+}
+
+// writerOnly hides every method but Write, so that io.CopyBuffer uses the buffer.
+type writerOnly struct{ io.Writer }
 
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		l := log.With("request_id", RequestID(r))
-		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, l))
+		id := RequestID(r)
+		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, &requestLogger{base: log, id: id}))
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		// The path, never the query string: it may carry OAuth codes and states.
-		l.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", id),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
+			slog.Int("bytes", sw.bytes), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
 	})
+}
+
+// requestLogger is a request's logger (Logger), made on first use: most requests log
+// only their request line, which needs no logger of its own.
+type requestLogger struct {
+	base *slog.Logger
+	id   string
+	once sync.Once
+	l    *slog.Logger
+}
+
+func (rl *requestLogger) get() *slog.Logger {
+	rl.once.Do(func() { rl.l = rl.base.With("request_id", rl.id) })
+	return rl.l
 }
 
 func recoverPanics(next http.Handler) http.Handler {

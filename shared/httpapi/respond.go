@@ -156,7 +156,10 @@ const LevelAudit = slog.Level(16)
 
 // Logger returns the request's logger (with its request id), or the default logger.
 func Logger(ctx interface{ Value(any) any }) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+	switch l := ctx.Value(loggerKey{}).(type) {
+	case *requestLogger: // a request's (logRequests)
+		return l.get()
+	case *slog.Logger: // WithLogger's
 		return l
 	}
 	return slog.Default()

@@ -140,11 +140,17 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: nameAuditLevel}))
 }
 
-// nameAuditLevel writes httpapi.LevelAudit as "AUDIT" (slog would write "ERROR+8").
+// nameAuditLevel writes httpapi.LevelAudit as "AUDIT" (slog would write "ERROR+8"),
+// and every level as a string value: handed back as a slog.Level, the JSON handler
+// would encode it with encoding/json on every line.
 func nameAuditLevel(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && a.Key == slog.LevelKey {
-		if l, ok := a.Value.Any().(slog.Level); ok && l == httpapi.LevelAudit {
-			a.Value = slog.StringValue("AUDIT")
+		if l, ok := a.Value.Any().(slog.Level); ok {
+			name := l.String()
+			if l == httpapi.LevelAudit {
+				name = "AUDIT"
+			}
+			a.Value = slog.StringValue(name)
 		}
 	}
 	return a

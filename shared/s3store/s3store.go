@@ -25,6 +25,12 @@ import (
 // ErrNotFound is returned by Get for a key that holds no object.
 var ErrNotFound = errors.New("no such object")
 
+// ErrAccessDenied is returned by Get when S3 answers AccessDenied. To a reader that
+// may not list the bucket (s3:ListBucket), S3 answers a missing key with AccessDenied
+// rather than NoSuchKey, so callers that expect keys to go away may treat it as a
+// miss; it also means a wrong grant, so such callers log it.
+var ErrAccessDenied = errors.New("access denied")
+
 // maxDeleteBatch is the most keys one DeleteObjects request takes.
 const maxDeleteBatch = 1000
 
@@ -75,6 +81,9 @@ func (s *Store) Get(ctx context.Context, key string) (catalog.StoredFile, error)
 		if notFound(err) {
 			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, ErrNotFound)
 		}
+		if accessDenied(err) {
+			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w (%w)", key, ErrAccessDenied, err)
+		}
 		return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, err)
 	}
 	defer out.Body.Close()
@@ -91,6 +100,12 @@ func notFound(err error) bool {
 	var nsk *types.NoSuchKey
 	var apiErr smithy.APIError
 	return errors.As(err, &nsk) || errors.As(err, &apiErr) && apiErr.ErrorCode() == "NotFound"
+}
+
+// accessDenied reports S3's AccessDenied error code.
+func accessDenied(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == "AccessDenied"
 }
 
 // Delete removes the objects under keys, in batches of up to 1000 keys per request.

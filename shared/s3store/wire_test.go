@@ -66,8 +66,8 @@ func TestErrorAnswers(t *testing.T) {
 	if _, err := store.Get(ctx, "missing.png"); !errors.Is(err, s3store.ErrNotFound) {
 		t.Errorf("Get of a missing key: %v, want ErrNotFound", err)
 	}
-	if _, err := store.Get(ctx, "denied.png"); err == nil || errors.Is(err, s3store.ErrNotFound) || !strings.Contains(err.Error(), "AccessDenied") {
-		t.Errorf("Get of a denied key: %v, want AccessDenied", err)
+	if _, err := store.Get(ctx, "denied.png"); !errors.Is(err, s3store.ErrAccessDenied) || errors.Is(err, s3store.ErrNotFound) || !strings.Contains(err.Error(), "AccessDenied") {
+		t.Errorf("Get of a denied key: %v, want ErrAccessDenied (and S3's code)", err)
 	}
 	err = store.Delete(ctx, "users/1/a.png", "users/1/b.png")
 	if err == nil || !strings.Contains(err.Error(), "users/1/b.png: AccessDenied") {

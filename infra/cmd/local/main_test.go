@@ -49,7 +49,7 @@ type local struct {
 
 // startLocal runs the local server on a free port, on a fresh database and DynamoDB
 // tables of its own, with env added to its environment, until the test ends.
-func startLocal(t *testing.T, env map[string]string) *local {
+func startLocal(t testing.TB, env map[string]string) *local {
 	t.Helper()
 	frontend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -1,0 +1,132 @@
+package cdn
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// refReads reads users' image references for the avatar route. A reference read is
+// reused for maxAge from the moment its query started, and the change call waits
+// maxAge before it invalidates CloudFront and answers (handleChange): the change is
+// committed before that call arrives, so once it returns every container's reads
+// started after the commit, and none serves the replaced or removed picture. maxAge
+// bounds by how much a change call is slower, and makes a hot avatar cost one query
+// per maxAge per container instead of one per request.
+//
+// Concurrent reads of one user share a query, and a request joins only a query that
+// starts after it arrived, never one already running (which may predate a change):
+// each user has at most one running query and one pending one, which starts when the
+// running one ends.
+type refReads struct {
+	users  Users
+	maxAge time.Duration // 0: every request reads
+	now    func() time.Time
+
+	mu      sync.Mutex
+	slots   map[int64]*refSlot
+	fresh   map[int64]readRef
+	sweptAt time.Time
+}
+
+type refSlot struct {
+	running, pending *refCall
+}
+
+// refCall is one query and those waiting for it.
+type refCall struct {
+	ctx  context.Context // of the request that started it
+	done chan struct{}
+	ref  string
+	err  error
+}
+
+// readRef is a reference and when the query that read it started.
+type readRef struct {
+	ref   string
+	start time.Time
+}
+
+func newRefReads(users Users, maxAge time.Duration, now func() time.Time) *refReads {
+	return &refReads{users: users, maxAge: maxAge, now: now, slots: map[int64]*refSlot{}, fresh: map[int64]readRef{}}
+}
+
+// userImage returns user id's image reference ("" for none; apperr.NotFound for an
+// unknown user), read by a query that started less than maxAge ago when reuse is set,
+// else by one that starts after this call.
+func (rr *refReads) userImage(ctx context.Context, id int64, reuse bool) (string, error) {
+	rr.mu.Lock()
+	if e, ok := rr.fresh[id]; ok && reuse && rr.young(e.start) {
+		rr.mu.Unlock()
+		return e.ref, nil
+	}
+	s := rr.slots[id]
+	if s == nil {
+		s = &refSlot{}
+		rr.slots[id] = s
+	}
+	if s.running == nil {
+		call := &refCall{ctx: ctx, done: make(chan struct{})}
+		s.running = call
+		rr.mu.Unlock()
+		rr.run(id, s, call)
+		return call.ref, call.err
+	}
+	call := s.pending
+	if call == nil {
+		call = &refCall{ctx: ctx, done: make(chan struct{})}
+		s.pending = call
+	}
+	rr.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.ref, call.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// young reports whether a read that started at start may still be used. Both the
+// monotonic and the wall clock must say so: the monotonic one is immune to clock
+// steps, and the wall clock still advances should a frozen execution environment's
+// monotonic clock not have.
+func (rr *refReads) young(start time.Time) bool {
+	now := rr.now()
+	wall := now.Round(0).Sub(start.Round(0))
+	return now.Sub(start) < rr.maxAge && wall >= 0 && wall < rr.maxAge
+}
+
+// run queries for call, then starts the pending query, if any, on a goroutine of its
+// own (the caller's request is answered meanwhile).
+func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
+	start := rr.now()
+	call.ref, call.err = rr.users.UserImage(call.ctx, id)
+	close(call.done)
+	rr.mu.Lock()
+	if call.err == nil && rr.maxAge > 0 {
+		rr.fresh[id] = readRef{ref: call.ref, start: start}
+		rr.sweep()
+	}
+	next := s.pending
+	s.running, s.pending = next, nil
+	if next == nil {
+		delete(rr.slots, id)
+	}
+	rr.mu.Unlock()
+	if next != nil {
+		go rr.run(id, s, next)
+	}
+}
+
+// sweep forgets the reads too old to use, at most once per maxAge.
+func (rr *refReads) sweep() {
+	if rr.young(rr.sweptAt) {
+		return
+	}
+	for id, e := range rr.fresh {
+		if !rr.young(e.start) {
+			delete(rr.fresh, id)
+		}
+	}
+	rr.sweptAt = rr.now()
+}
