@@ -13,7 +13,8 @@
 // A failure before the row is pointed at the new objects deletes them again, so a
 // failed upload leaves nothing behind. Once the database change stands, the request
 // succeeds: failing to delete the replaced objects (orphans, logged) or to notify the
-// cdn (its cache entries expire within a minute, CloudFront's within a day) is logged.
+// cdn (its containers follow the new reference by themselves; CloudFront keeps the old
+// picture up to a day) is logged.
 package avatars
 
 import (

@@ -285,9 +285,13 @@ export interface paths {
          *     uses transparency; `Content-Type` says which. The `ETag` is strong (a hash of
          *     the bytes); a matching `If-None-Match` answers 304 without a body. Avatar URLs
          *     are not versioned: browsers may keep an image 5 minutes, CloudFront a day (a
-         *     change invalidates it). 400 when res is neither scaled nor high; 404 User not
-         *     found for an unknown user, and for an id that is not a positive integer (it
-         *     cannot name a user). No authentication.
+         *     change invalidates it). Each image has one URL: /user/avatar/<id>,
+         *     /user/avatar/<id>/high and /user/avatar/<id>/scaled, the id in decimal without
+         *     sign or leading zeros; any other spelling of them (percent-encoded characters,
+         *     leading zeros, another case of the resolution) is 404 User not found. 400 when
+         *     res is no spelling of scaled or high; 404 User not found for an unknown user,
+         *     and for an id that is not a positive integer (it cannot name a user). No
+         *     authentication.
          */
         get: operations["getUserAvatarRes"];
         put?: never;
@@ -308,8 +312,8 @@ export interface paths {
         /**
          * A user's profile image at the scaled resolution
          * @description As GET /user/avatar/{id}/{res} with res scaled (at most 128x128). 404 User not
-         *     found for an unknown user or an id that is not a positive integer. No
-         *     authentication.
+         *     found for an unknown user, an id that is not a positive integer, or any other
+         *     spelling of the id than its decimal form. No authentication.
          */
         get: operations["getUserAvatar"];
         put?: never;
@@ -332,10 +336,12 @@ export interface paths {
         /**
          * Invalidate the cached profile images of a user (internal)
          * @description Called by the services that change a profile image (see README, "Avatar change
-         *     notifications"). Drops the cached images of the user in the container it
-         *     reaches (other warm containers keep theirs at most a minute) and, when
-         *     CLOUDFRONT_DISTRIBUTION_ID is set, invalidates /user/avatar/<id> and
-         *     /user/avatar/<id>/* in CloudFront. 200 {"data":"Success","code":200}; 400 when
+         *     notifications") once the change is committed. The cdn containers reuse a read
+         *     of the user's image reference for at most 100 ms, so the call first waits that
+         *     long; then, when CLOUDFRONT_DISTRIBUTION_ID is set and the user's picture
+         *     changed since the last invalidation, it invalidates /user/avatar/<id>,
+         *     /user/avatar/<id>/high and /user/avatar/<id>/scaled in CloudFront. Once it has
+         *     answered, no container serves the replaced or removed picture. 200 {"data":"Success","code":200}; 400 when
          *     the id is blank or not a positive integer; 500 when the invalidation fails. No
          *     authentication.
          */
