@@ -17,6 +17,7 @@ import (
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/oauth/providers"
+	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
@@ -118,6 +119,14 @@ func TestDatabaseAccess(t *testing.T) {
 		t.Errorf("the template's DB_MAX_CONNS %q reads as %d (%v), IAM %v", tpl.GlobalEnv["DB_MAX_CONNS"], cfg.DBMaxConns, err, cfg.DBIAMAuth)
 	}
 	connectTimeout := atoi(t, param(t, tpl, "DbConnectTimeout", "MaxValue"))
+	borrow := atoi(t, param(t, tpl, "ProxyBorrowTimeout", "MaxValue"))
+	// A request's worst case before it can answer 503 itself: connecting, then one
+	// database call up to its own deadline (which includes the wait for a proxy
+	// connection), a second below the function's timeout.
+	call := postgres.CallTimeout
+	if time.Duration(borrow)*time.Second >= call {
+		t.Errorf("the proxy's borrow timeout (up to %d s) is not within a call's deadline %v", borrow, call)
+	}
 	host := "!If [CreateProxy, !GetAtt DbProxy.Endpoint, !Ref DbProxyEndpoint]"
 	for _, f := range functionOf(t, tpl) {
 		t.Run(f.Name, func(t *testing.T) {
@@ -128,8 +137,8 @@ func TestDatabaseAccess(t *testing.T) {
 			if vars["User"] != "!Ref "+dbRoles[f.Name] || vars["Host"] != host {
 				t.Errorf("DATABASE_URL variables %v, want user %s through the proxy", vars, dbRoles[f.Name])
 			}
-			if connectTimeout >= f.Timeout {
-				t.Errorf("connect timeout up to %d s, function timeout %d s", connectTimeout, f.Timeout)
+			if worst := time.Duration(connectTimeout)*time.Second + call; worst+time.Second > time.Duration(f.Timeout)*time.Second {
+				t.Errorf("connect (up to %d s) and one call (%v) leave no second for a 503 within the function's %d s", connectTimeout, call, f.Timeout)
 			}
 			st := statements(f)["ConnectAsOwnDatabaseRole"]
 			if !slices.Equal(list(samtemplate.Get(st, "Action")), []string{"rds-db:connect"}) {
@@ -175,10 +184,15 @@ func TestDatabaseAccess(t *testing.T) {
 		t.Errorf("proxy logins %v, want %v", secrets, want)
 	}
 	tg := resource(t, tpl, "DbProxyTargetGroup", "AWS::RDS::DBProxyTargetGroup")
-	borrow := atoi(t, samtemplate.Scalar(samtemplate.Get(tg, "ConnectionPoolConfigurationInfo", "ConnectionBorrowTimeout")))
-	for _, f := range tpl.Functions {
-		if borrow >= f.Timeout {
-			t.Errorf("the proxy's borrow timeout %d s is not below %s's %d s", borrow, f.Name, f.Timeout)
+	pool := samtemplate.Get(tg, "ConnectionPoolConfigurationInfo")
+	if got := samtemplate.Scalar(samtemplate.Get(pool, "ConnectionBorrowTimeout")); got != "!Ref ProxyBorrowTimeout" {
+		t.Errorf("ConnectionBorrowTimeout %q", got)
+	}
+	// A fixed idle share above an environment's ProxyMaxConnectionsPercent fails the
+	// deploy; the proxy's default (half of it) never does.
+	if idle := samtemplate.Get(pool, "MaxIdleConnectionsPercent"); idle != nil {
+		if n, err := strconv.Atoi(samtemplate.Scalar(idle)); err != nil || n > atoi(t, param(t, tpl, "ProxyMaxConnectionsPercent", "MinValue")) {
+			t.Errorf("MaxIdleConnectionsPercent %s may exceed ProxyMaxConnectionsPercent", samtemplate.Scalar(idle))
 		}
 	}
 }
@@ -271,14 +285,19 @@ func TestDomain(t *testing.T) {
 	}
 }
 
-// TestAlarmsAndCanary: each function publishes versions behind an alias and shifts
-// traffic by DeploymentType, rolled back by its errors and p99-duration alarms and the
-// API's 5xx alarm; each function also has a throttles alarm; the API, DynamoDB, the
-// proxy and the cdn's invalidations have theirs; every alarm notifies AlarmTopicArn.
+// TestAlarmsAndCanary: each function publishes a version for any change of its
+// configuration (AutoPublishAliasAllProperties) behind an alias and shifts traffic by
+// DeploymentType; it pages on its error rate, throttles, p99 duration and its routes'
+// 5xx; the API, DynamoDB, the proxy and the cdn's invalidations have their alarms;
+// every alarm but the canaries (which roll back and page no one) notifies
+// AlarmTopicArn. What rolls a deployment back is checked on the transformed template
+// (TestTransformedAlias).
 func TestAlarmsAndCanary(t *testing.T) {
 	tpl := loadTemplate(t)
-	if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", "AutoPublishAlias")); got == "" {
-		t.Error("no AutoPublishAlias")
+	for _, key := range []string{"AutoPublishAlias", "AutoPublishAliasAllProperties"} {
+		if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", key)); got == "" || got == "false" {
+			t.Errorf("Globals.Function.%s %q", key, got)
+		}
 	}
 	alarm := func(id string) *yaml.Node { return resource(t, tpl, id, "AWS::CloudWatch::Alarm") }
 	for id, f := range tpl.Functions {
@@ -288,19 +307,14 @@ func TestAlarmsAndCanary(t *testing.T) {
 			if samtemplate.Scalar(samtemplate.Get(dp, "Type")) != "!Ref DeploymentType" {
 				t.Errorf("DeploymentPreference %s", samtemplate.Scalar(dp))
 			}
-			rollback := samtemplate.Refs(samtemplate.Get(dp, "Alarms"))
-			slices.Sort(rollback)
-			want := []string{"Api5xxAlarm", base + "DurationAlarm", base + "ErrorsAlarm"}
-			slices.Sort(want)
-			if !slices.Equal(rollback, want) {
-				t.Errorf("rolled back by %v, want %v", rollback, want)
-			}
-			for _, m := range []string{"Errors", "Throttles", "Duration"} {
+			for _, m := range []string{"Errors", "CanaryErrors", "Throttles", "Duration", "Routes"} {
 				a := alarm(base + m + "Alarm")
-				if samtemplate.Scalar(samtemplate.Get(a, "MetricName")) != m || samtemplate.Scalar(samtemplate.Get(a, "Namespace")) != "AWS/Lambda" ||
-					!slices.Equal(samtemplate.Refs(samtemplate.Get(a, "Dimensions")), []string{id}) {
-					t.Errorf("%s%sAlarm watches %s", base, m, samtemplate.Scalar(a))
+				if refs := samtemplate.Refs(a); !slices.Contains(refs, id) {
+					t.Errorf("%s%sAlarm does not watch %s: %v", base, m, id, refs)
 				}
+			}
+			if got := samtemplate.Scalar(alarm(base + "ErrorsAlarm")); !strings.Contains(got, "EvaluationPeriods: 3") || !strings.Contains(got, "MetricName: Invocations") {
+				t.Errorf("the paging errors alarm is not a rate over periods: %s", got)
 			}
 			d := alarm(base + "DurationAlarm")
 			if samtemplate.Scalar(samtemplate.Get(d, "ExtendedStatistic")) != "p99" || atoi(t, samtemplate.Scalar(samtemplate.Get(d, "Threshold"))) >= f.Timeout*1000 {
@@ -311,18 +325,15 @@ func TestAlarmsAndCanary(t *testing.T) {
 			}
 		})
 	}
-	metricOf := func(id string) string {
-		return samtemplate.Scalar(alarm(id))
-	}
 	for id, want := range map[string][]string{
 		"Api5xxAlarm":                 {"MetricName: 5xx", "MetricName: Count", "!Ref HttpApi"},
 		"Api4xxAlarm":                 {"MetricName: 4xx", "MetricName: Count", "!Ref HttpApi"},
 		"DynamoDBErrorsAlarm":         {"SystemErrors", "WriteThrottleEvents", "!Ref OAuthStateTable", "!Ref RateLimitTable"},
-		"ProxyClientConnectionsAlarm": {"ClientConnections", "!Ref DbProxy"},
+		"ProxyClientConnectionsAlarm": {"ClientConnections", "!Ref DbProxy", "!Ref ProxyClientConnectionsThreshold"},
 		"ProxyPinnedAlarm":            {"DatabaseConnectionsCurrentlySessionPinned", "!Ref DbProxy"},
 		"InvalidationFailuresAlarm":   {"Namespace: " + cdn.MetricsNamespace, "MetricName: InvalidationFailures", "Value: cdn"},
 	} {
-		got := metricOf(id)
+		got := samtemplate.Scalar(alarm(id))
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s lacks %q:\n%s", id, w, got)
@@ -335,12 +346,13 @@ func TestAlarmsAndCanary(t *testing.T) {
 			continue
 		}
 		n++
-		if got := samtemplate.Scalar(samtemplate.Get(r, "Properties", "AlarmActions")); !strings.Contains(got, "!Ref AlarmTopicArn") {
-			t.Errorf("%s does not notify AlarmTopicArn: %s", id, got)
+		got := samtemplate.Scalar(samtemplate.Get(r, "Properties", "AlarmActions"))
+		if canary := strings.HasSuffix(id, "CanaryErrorsAlarm"); canary == strings.Contains(got, "!Ref AlarmTopicArn") {
+			t.Errorf("%s: AlarmActions %q (canary alarms roll back and page no one; the others page)", id, got)
 		}
 	}
-	if n != 8*3+6 {
-		t.Errorf("%d alarms, want %d", n, 8*3+6)
+	if n != 8*5+6 {
+		t.Errorf("%d alarms, want %d", n, 8*5+6)
 	}
 	resource(t, tpl, "Dashboard", "AWS::CloudWatch::Dashboard")
 }
@@ -427,7 +439,7 @@ func TestConnectionArithmetic(t *testing.T) {
 	for id := range tpl.Functions {
 		total += atoi(t, param(t, tpl, strings.TrimSuffix(id, "Function")+"Concurrency", "Default")) * perContainer
 	}
-	if alarm := atoi(t, param(t, tpl, "ProxyClientConnectionsAlarm", "Default")); alarm >= total {
+	if alarm := atoi(t, param(t, tpl, "ProxyClientConnectionsThreshold", "Default")); alarm >= total {
 		t.Errorf("client connection alarm at %d, the most possible is %d", alarm, total)
 	}
 	readme, err := os.ReadFile(repoFile("README.md"))

@@ -22,15 +22,11 @@ def fail(msg):
     sys.exit(1)
 
 
+INSTALL = "pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0"
 try:
     from cfnlint.decode import decode
-    from cfnlint.data import Serverless
-    from cfnlint.helpers import load_resource
-    from samtranslator.parser.parser import Parser
-    from samtranslator.translator.translator import Translator
-    from samtranslator.model.exceptions import InvalidDocumentException
-except ImportError as e:  # the Makefile prints how to install
-    fail(f"missing Python package ({e}): pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0")
+except ImportError as e:
+    fail(f"missing Python package ({e}): {INSTALL}")
 
 
 def param_values(template, given):
@@ -141,6 +137,14 @@ def main():
     if errors:
         fail("\n".join(f"{params_path}: {e}" for e in errors))
 
+    try:  # after the checks: a refused parameter set costs no translator import
+        from cfnlint.data import Serverless
+        from cfnlint.helpers import load_resource
+        from samtranslator.parser.parser import Parser
+        from samtranslator.translator.translator import Translator
+        from samtranslator.model.exceptions import InvalidDocumentException
+    except ImportError as e:
+        fail(f"missing Python package ({e}): {INSTALL}")
     for r in template.get("Resources", {}).values():
         if r.get("Type") == "AWS::Serverless::Function":
             r.setdefault("Properties", {})["CodeUri"] = "s3://media-catalog-artifacts/function.zip"
