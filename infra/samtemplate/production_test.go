@@ -1,6 +1,7 @@
 package samtemplate_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -506,32 +507,89 @@ func TestOutboundAccess(t *testing.T) {
 	}
 }
 
-// TestSamconfig: every environment sets only the template's parameters, and all of
-// those without a default.
+// TestSamconfig: every environment lists every parameter of the template (sam deploy
+// keeps a stack's previous value of any it leaves out), with values the template
+// accepts (its placeholders <...> filled from the "create" parameter set, then checked
+// and transformed by transform.py); dev and staging reserve less concurrency than
+// prod; the proxy clients' alarm sits below what the concurrencies allow; an empty
+// change set is no error.
 func TestSamconfig(t *testing.T) {
 	tpl := loadTemplate(t)
 	sc, err := os.ReadFile(repoFile("samconfig.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\].*?parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(string(sc), -1)
+	blocks := regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\]\n(.*?)parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(string(sc), -1)
 	if len(blocks) != 3 {
 		t.Fatalf("%d deploy sections, want 3", len(blocks))
 	}
 	params := samtemplate.Get(tpl.Root, "Parameters")
+	fill := paramsOf(t, "create")
+	concurrency := map[string]int{}
 	for _, b := range blocks {
-		set := map[string]bool{}
-		for _, m := range regexp.MustCompile(`"(\w+)=`).FindAllStringSubmatch(b[2], -1) {
-			set[m[1]] = true
-			if samtemplate.Get(params, m[1]) == nil {
-				t.Errorf("[%s] sets %s, which the template does not have", b[1], m[1])
+		env := b[1]
+		t.Run(env, func(t *testing.T) {
+			if !strings.Contains(b[2], "fail_on_empty_changeset = false") {
+				t.Error("an empty change set fails the deploy")
 			}
-		}
-		for i := 0; i+1 < len(params.Content); i += 2 {
-			name := params.Content[i].Value
-			if samtemplate.Get(params.Content[i+1], "Default") == nil && !set[name] {
-				t.Errorf("[%s] does not set %s, which has no default", b[1], name)
+			set := map[string]string{}
+			for _, m := range regexp.MustCompile(`"(\w+)=([^"]*)"`).FindAllStringSubmatch(b[3], -1) {
+				if _, dup := set[m[1]]; dup {
+					t.Errorf("sets %s twice", m[1])
+				}
+				set[m[1]] = m[2]
+				if samtemplate.Get(params, m[1]) == nil {
+					t.Errorf("sets %s, which the template does not have", m[1])
+				}
 			}
-		}
+			for i := 0; i+1 < len(params.Content); i += 2 {
+				if _, ok := set[params.Content[i].Value]; !ok {
+					t.Errorf("does not set %s", params.Content[i].Value)
+				}
+			}
+			total := 0
+			for k, v := range set {
+				if strings.HasSuffix(k, "Concurrency") {
+					total += atoi(t, v)
+				}
+				if strings.HasPrefix(v, "<") {
+					f, ok := fill[k]
+					if !ok {
+						t.Errorf("%s: placeholder %s and no value in the create set", k, v)
+					}
+					set[k] = f
+				}
+			}
+			concurrency[env] = total
+			if limit := atoi(t, set["ProxyClientConnectionsThreshold"]); limit >= 2*total {
+				t.Errorf("ProxyClientConnectionsThreshold %d, the most clients are %d", limit, 2*total)
+			}
+			buf, _ := json.Marshal(set)
+			dir := t.TempDir()
+			path := filepath.Join(dir, env+".json")
+			if err := os.WriteFile(path, buf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := samtemplate.Transform(repoFile("template.yaml"), path, dir); err != nil {
+				t.Error(err)
+			}
+		})
 	}
+	if concurrency["default"] >= concurrency["prod"] || concurrency["staging"] >= concurrency["prod"] {
+		t.Errorf("reserved concurrency %v: dev and staging should reserve less than prod", concurrency)
+	}
+}
+
+// paramsOf reads a parameter set of testdata.
+func paramsOf(t *testing.T, set string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samtemplate.Dir(), "testdata", set+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

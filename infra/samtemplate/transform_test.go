@@ -64,19 +64,6 @@ func transformed(t *testing.T, set string) (*samtemplate.CFN, string) {
 	return r.cfn, r.path
 }
 
-func params(t *testing.T, set string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(paramsPath(set))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // TestStrictYAML: template.yaml read as CloudFormation reads it; a key given twice in
 // one mapping is refused (yaml.v3 alone would keep the last).
 func TestStrictYAML(t *testing.T) {
@@ -213,10 +200,10 @@ func TestTransformedCORS(t *testing.T) {
 				t.Errorf("maxAge %v", cors["maxAge"])
 			}
 			origins, _ := cors["allowOrigins"].([]any)
-			if len(origins) == 0 || origins[0] != params(t, set)["FrontendUrl"] {
-				t.Errorf("allowOrigins %v, want the frontend %s first", origins, params(t, set)["FrontendUrl"])
+			if len(origins) == 0 || origins[0] != paramsOf(t, set)["FrontendUrl"] {
+				t.Errorf("allowOrigins %v, want the frontend %s first", origins, paramsOf(t, set)["FrontendUrl"])
 			}
-			extra := params(t, set)["ExtraCorsOrigins"]
+			extra := paramsOf(t, set)["ExtraCorsOrigins"]
 			for i, o := range strings.Split(extra, ",") {
 				if o == "" {
 					continue
@@ -264,7 +251,7 @@ func TestTransformedEnvironment(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Errorf("environment differs\ntransformed: %v\nwant:        %v", got, want)
 				}
-				if v := fmt.Sprint(vars["CORS_ORIGINS"]); !strings.Contains(v, "ExtraCorsOrigins") && v != params(t, set)["ExtraCorsOrigins"] {
+				if v := fmt.Sprint(vars["CORS_ORIGINS"]); !strings.Contains(v, "ExtraCorsOrigins") && v != paramsOf(t, set)["ExtraCorsOrigins"] {
 					t.Errorf("CORS_ORIGINS %s", v)
 				}
 			})
@@ -442,7 +429,7 @@ func TestTransformedRetention(t *testing.T) {
 func TestTransformedEndpoints(t *testing.T) {
 	for set, want := range map[string]string{"create": "true", "existing": "false"} {
 		cfn, _ := transformed(t, set)
-		p := params(t, set)
+		p := paramsOf(t, set)
 		if p["CreateGatewayEndpoints"] != "" && p["CreateGatewayEndpoints"] != want || p["CreateGatewayEndpoints"] == "" && want != "false" {
 			t.Fatalf("%s sets CreateGatewayEndpoints %q", set, p["CreateGatewayEndpoints"])
 		}
@@ -531,7 +518,7 @@ func TestRulesRefuseBadInput(t *testing.T) {
 		{"the local environment", "create", map[string]string{"Env": "local"}, "Env"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := params(t, tc.base)
+			p := paramsOf(t, tc.base)
 			for k, v := range tc.set {
 				p[k] = v
 			}
