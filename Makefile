@@ -124,13 +124,22 @@ token: ## print a refreshToken cookie value for USER against the local stack (la
 		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
 	fi
 
-db-roles: ## create the functions' database roles on DATABASE_URL (after make migrate; README, Deploying)
-	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
-	$(GO) run ./infra/cmd/db-roles
+# A parameter of ENV's parameter_overrides in samconfig.toml.
+samconfig = $(shell python3 -c 'import sys, tomllib; o = tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]; print(dict(x.split("=", 1) for x in o).get(sys.argv[2], ""))' $(ENV) $(1) 2>/dev/null)
 
-grant-role: ## give USER the role ROLE (the first admin of a new deployment)
-	@test "$(origin USER)" = "command line" -a -n "$(ROLE)" || { echo "usage: make grant-role USER=<username> ROLE=<role>" >&2; exit 2; }
-	$(GO) run ./infra/cmd/grant-role -user "$(USER)" -role "$(ROLE)"
+# The roles and their passwords come from the proxy's login secrets, by the ARNs of
+# ENV in samconfig.toml (or DB_WRITER_SECRET_ARN, DB_READER_SECRET_ARN, DB_CDN_SECRET_ARN).
+db-roles: ## create the functions' database roles on DATABASE_URL with the passwords of ENV's login secrets (after make migrate)
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	$(GO) run ./infra/cmd/db-roles \
+		-writer-secret "$(or $(DB_WRITER_SECRET_ARN),$(call samconfig,DbWriterSecretArn))" \
+		-reader-secret "$(or $(DB_READER_SECRET_ARN),$(call samconfig,DbReaderSecretArn))" \
+		-cdn-secret "$(or $(DB_CDN_SECRET_ARN),$(call samconfig,DbCdnSecretArn))"
+
+# By user id or provider identity, never by username (renamable, and open to sign-ups).
+grant-role: ## give a user the role ROLE: USER_ID=<id>, or PROVIDER=<github|google|discord> SUBJECT=<the provider's user id>
+	@test -n "$(ROLE)" -a \( -n "$(USER_ID)" -o -n "$(PROVIDER)$(SUBJECT)" \) || { echo "usage: make grant-role USER_ID=<id> ROLE=<role>, or PROVIDER=<provider> SUBJECT=<provider user id> ROLE=<role>" >&2; exit 2; }
+	$(GO) run ./infra/cmd/grant-role $(if $(USER_ID),-id "$(USER_ID)") $(if $(PROVIDER),-provider "$(PROVIDER)" -subject "$(SUBJECT)") -role "$(ROLE)"
 
 deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
 	sam build --config-env $(ENV)
