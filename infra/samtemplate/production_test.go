@@ -286,8 +286,8 @@ func TestDomain(t *testing.T) {
 	}
 }
 
-// TestAlarmsAndCanary: each function publishes a version for any change of its
-// configuration (AutoPublishAliasAllProperties) behind an alias and shifts traffic by
+// TestAlarmsAndCanary: each function publishes a version per release (any change of
+// code, template or parameter: make deploy's Release) behind an alias and shifts traffic by
 // DeploymentType; it pages on its error rate, throttles, p99 duration and its routes'
 // 5xx; the API, DynamoDB, the proxy and the cdn's invalidations have their alarms;
 // every alarm but the canaries (which roll back and page no one) notifies
@@ -295,15 +295,19 @@ func TestDomain(t *testing.T) {
 // (TestTransformedAlias).
 func TestAlarmsAndCanary(t *testing.T) {
 	tpl := loadTemplate(t)
-	for _, key := range []string{"AutoPublishAlias", "AutoPublishAliasAllProperties"} {
-		if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", key)); got == "" || got == "false" {
-			t.Errorf("Globals.Function.%s %q", key, got)
-		}
+	if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", "AutoPublishAlias")); got != "live" {
+		t.Errorf("Globals.Function.AutoPublishAlias %q", got)
 	}
 	alarm := func(id string) *yaml.Node { return resource(t, tpl, id, "AWS::CloudWatch::Alarm") }
 	for id, f := range tpl.Functions {
 		t.Run(f.Name, func(t *testing.T) {
 			base := strings.TrimSuffix(id, "Function")
+			// Every release publishes a version (TestTransformedAlias checks the outcome).
+			for _, key := range []string{"AutoPublishCodeSha256", "VersionDescription"} {
+				if got := samtemplate.Scalar(samtemplate.Get(f.Props, key)); got != "!Ref Release" {
+					t.Errorf("%s %q, want !Ref Release", key, got)
+				}
+			}
 			dp := samtemplate.Get(f.Props, "DeploymentPreference")
 			if samtemplate.Scalar(samtemplate.Get(dp, "Type")) != "!Ref DeploymentType" {
 				t.Errorf("DeploymentPreference %s", samtemplate.Scalar(dp))
@@ -543,9 +547,13 @@ func TestSamconfig(t *testing.T) {
 				}
 			}
 			for i := 0; i+1 < len(params.Content); i += 2 {
-				if _, ok := set[params.Content[i].Value]; !ok {
-					t.Errorf("does not set %s", params.Content[i].Value)
+				name := params.Content[i].Value
+				if _, ok := set[name]; !ok && name != "Release" {
+					t.Errorf("does not set %s", name)
 				}
+			}
+			if _, ok := set["Release"]; ok {
+				t.Error("sets Release, which make deploy computes for each deploy")
 			}
 			total := 0
 			for k, v := range set {

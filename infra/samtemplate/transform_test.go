@@ -357,6 +357,15 @@ func TestTransformedAlias(t *testing.T) {
 			if len(ver) != 2 || cfn.Resources[fmt.Sprint(ver[0])].Type != "AWS::Lambda::Version" {
 				t.Fatalf("alias version %v", a.Properties["FunctionVersion"])
 			}
+			// One version per release, labelled with it; the function's description
+			// changes with the release, so Lambda publishes even unchanged code.
+			release := paramsOf(t, "create")["Release"]
+			if v := cfn.Resources[fmt.Sprint(ver[0])]; ver[0] != id+"Version"+release || fmt.Sprint(v.Properties["Description"]) != "map[Ref:Release]" {
+				t.Errorf("version %v %v, want %sVersion%s described by the release", ver[0], v.Properties, id, release)
+			}
+			if d := fmt.Sprint(cfn.Resources[id].Properties["Description"]); !strings.HasSuffix(d, " "+release) {
+				t.Errorf("function description %q does not end with the release", d)
+			}
 			up, _ := a.UpdatePolicy["CodeDeployLambdaAliasUpdate"].(map[string]any)
 			group := fmt.Sprint(up["DeploymentGroupName"].(map[string]any)["Ref"])
 			if cfn.Resources[group].Type != "AWS::CodeDeploy::DeploymentGroup" {
