@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role db-roles deploy rollback lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -76,9 +76,19 @@ bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once 
 	done
 	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
 
-lint: ## gofmt and go vet
+# The template's validators: cfn-lint 1.51 and aws-sam-translator 1.110 (the pair
+# `sam validate --lint` runs; python3 -m pip install cfn-lint==1.51.0
+# aws-sam-translator==1.110.0). infra/samtemplate's tests run the transform on two
+# parameter sets and lint each result, check the resource graph for cycles and the
+# transformed template for what the code needs; make test runs them too.
+lint: ## gofmt, go vet, cfn-lint and the SAM transform checks of template.yaml
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	@command -v cfn-lint >/dev/null && python3 -c 'import samtranslator' 2>/dev/null || { \
+		echo "make lint needs cfn-lint and aws-sam-translator (Python 3.11):" >&2; \
+		echo "  python3 -m pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0" >&2; exit 2; }
+	cfn-lint template.yaml
+	$(GO) test -count=1 -short ./infra/samtemplate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
 # `make bench` adds vipsthumbnail, the image benchmark's reference.
@@ -141,16 +151,40 @@ grant-role: ## give a user the role ROLE: USER_ID=<id>, or PROVIDER=<github|goog
 	@test -n "$(ROLE)" -a \( -n "$(USER_ID)" -o -n "$(PROVIDER)$(SUBJECT)" \) || { echo "usage: make grant-role USER_ID=<id> ROLE=<role>, or PROVIDER=<provider> SUBJECT=<provider user id> ROLE=<role>" >&2; exit 2; }
 	$(GO) run ./infra/cmd/grant-role $(if $(USER_ID),-id "$(USER_ID)") $(if $(PROVIDER),-provider "$(PROVIDER)" -subject "$(SUBJECT)") -role "$(ROLE)"
 
-deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
-	sam build --config-env $(ENV)
-	sam deploy --config-env $(ENV)
+# ENV's parameter_overrides as shell words (sam deploy --parameter-overrides replaces
+# the file's list, so make deploy passes all of it with the Release).
+samconfig_overrides = $(shell python3 -c 'import sys, shlex, tomllib; print(" ".join(shlex.quote(x) for x in tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]))' $(ENV))
+# The release: a hash of the commit, the uncommitted changes and ENV's parameters, so
+# that any change publishes a version of every function (template.yaml, Release) and
+# deploying the same thing twice is an empty change set.
+RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; echo $(call samconfig_overrides); } | sha256sum | cut -c1-10)
+# CONFIRM_CHANGESET=false (CI) deploys without asking.
+CONFIRM_CHANGESET ?= true
+STACK = $(shell python3 -c 'import sys, tomllib; print(tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["global"]["parameters"]["stack_name"])' $(ENV))
 
-# Deploys the release VERSION (a git tag or commit) from a clean checkout of it; the
-# migrations stay (they are additive, so the older code runs on the newer schema).
-rollback: ## deploy an earlier release again: make rollback ENV=<env> VERSION=<tag>
-	@test -n "$(VERSION)" || { echo "usage: make rollback ENV=<env> VERSION=<git tag>" >&2; exit 2; }
-	rm -rf .rollback && git worktree add --detach .rollback "$(VERSION)"
-	$(MAKE) -C .rollback deploy ENV=$(ENV); status=$$?; git worktree remove --force .rollback; exit $$status
+deploy: lint ## the lint gate, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
+	@! grep -A80 '^\[$(ENV)\.deploy\.parameters\]' samconfig.toml | sed -n '/^parameter_overrides/,/^\]/p' | grep -q '=<' || { \
+		echo "samconfig.toml: [$(ENV).deploy.parameters] still has <...> placeholders (docs/operations.md, First deploy)" >&2; exit 2; }
+	sam build --config-env $(ENV)
+	sam deploy --config-env $(ENV) --no-fail-on-empty-changeset \
+		$(if $(filter false no 0,$(CONFIRM_CHANGESET)),--no-confirm-changeset,--confirm-changeset) \
+		--parameter-overrides $(call samconfig_overrides) Release=$(RELEASE)
+
+# Every function's live alias back to the previous release's version, in seconds: no
+# build, no CloudFormation, no canary. An interrupted run resumes its plan
+# (.rollback/<stack>.json). Older releases: make redeploy VERSION=<tag>.
+rollback: ## move every function of ENV back to the previous release (AWS credentials and AWS_REGION in the environment)
+	$(GO) run ./infra/cmd/rollback -stack $(STACK)
+
+# Deploys the release VERSION (a git tag or commit) from a fresh checkout of it, with
+# today's samconfig.toml (the environments' values are today's, not the old commit's);
+# the migrations stay (they are additive, so the older code runs on the newer schema).
+redeploy: ## deploy an earlier release again: make redeploy ENV=<env> VERSION=<tag> (the canary judges it)
+	@test -n "$(VERSION)" || { echo "usage: make redeploy ENV=<env> VERSION=<git tag>" >&2; exit 2; }
+	git worktree prune
+	dir=$$(mktemp -d) && git worktree add --detach "$$dir/src" "$(VERSION)" && cp samconfig.toml "$$dir/src/" && \
+	{ $(MAKE) -C "$$dir/src" deploy ENV=$(ENV) CONFIRM_CHANGESET=$(CONFIRM_CHANGESET); status=$$?; \
+	  git worktree remove --force "$$dir/src"; rm -rf "$$dir"; exit $$status; }
 
 clean: ## remove build output (keeps the local stack's data in $(STACK_DIR))
 	rm -rf $(BUILD_DIR) .aws-sam

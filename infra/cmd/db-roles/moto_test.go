@@ -3,56 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/infra/motoserver"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/awsconfig"
 )
-
-// motoServer starts moto's server mode (the AWS APIs' stand-in of the Python
-// ecosystem, speaking their wire formats) on a free loopback port and returns its URL.
-func motoServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command("python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("moto server (pip install 'moto[server]'): %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; i < 300; i++ {
-		if resp, err := http.Get(url + "/moto-api/"); err == nil {
-			resp.Body.Close()
-			return url
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatal("moto server did not start (pip install 'moto[server]')")
-	return ""
-}
 
 // TestRolesFromSecrets: make db-roles reads each role's name and password from the
 // proxy's login secrets by ARN (Secrets Manager's wire format, moto's server), creates
 // the roles with those passwords, and refuses a secret that is not a login.
 func TestRolesFromSecrets(t *testing.T) {
 	ctx := context.Background()
-	url := motoServer(t)
+	url := motoserver.Start(t)
 	env := map[string]string{"AWS_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_ENDPOINT_URL": url}
 	getenv := func(k string) string { return env[k] }
 	sm := secretsmanager.NewFromConfig(awsconfig.ForEndpoint(env["AWS_REGION"], url, getenv), func(o *secretsmanager.Options) { o.BaseEndpoint = aws.String(url) })
