@@ -157,7 +157,9 @@ samconfig_overrides = $(shell python3 -c 'import sys, shlex, tomllib; print(" ".
 # The release: a hash of the commit, the uncommitted changes and ENV's parameters, so
 # that any change publishes a version of every function (template.yaml, Release) and
 # deploying the same thing twice is an empty change set.
-RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; echo $(call samconfig_overrides); } | sha256sum | cut -c1-10)
+# RELEASE_SALT=<anything new> forces a release of the same code and parameters, e.g.
+# for the functions to read a rotated secret (they read secrets when they start).
+RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; echo $(call samconfig_overrides) $(RELEASE_SALT); } | sha256sum | cut -c1-10)
 # CONFIRM_CHANGESET=false (CI) deploys without asking.
 CONFIRM_CHANGESET ?= true
 STACK = $(shell python3 -c 'import sys, tomllib; print(tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["global"]["parameters"]["stack_name"])' $(ENV))
