@@ -217,7 +217,9 @@ func TestTransformedCORS(t *testing.T) {
 }
 
 // TestTransformedEnvironment: each function's environment, after the transform, holds
-// every variable its wiring reads and no other; secrets come from Secrets Manager.
+// every variable its wiring reads and no other; the secrets among them come from
+// Secrets Manager at start-up (SECRETS_ARN), never as variables or dynamic references;
+// GOMEMLIMIT is the Go runtime's.
 func TestTransformedEnvironment(t *testing.T) {
 	for _, set := range paramSets {
 		cfn, _ := transformed(t, set)
@@ -242,6 +244,9 @@ func TestTransformedEnvironment(t *testing.T) {
 				if fromSecrets {
 					want = append(want, secrets.ARNsVariable)
 				}
+				if fromSecrets != (g.Secrets != nil) {
+					t.Errorf("the group reads secrets at start-up: %v; its variables need them: %v", g.Secrets != nil, fromSecrets)
+				}
 				sort.Strings(want)
 				var got []string
 				for k := range vars {
@@ -250,6 +255,11 @@ func TestTransformedEnvironment(t *testing.T) {
 				sort.Strings(got)
 				if !slices.Equal(got, want) {
 					t.Errorf("environment differs\ntransformed: %v\nwant:        %v", got, want)
+				}
+				for k, v := range vars {
+					if strings.Contains(fmt.Sprint(v), "{{resolve:") {
+						t.Errorf("%s is resolved into the environment at deploy: %v", k, v)
+					}
 				}
 				if v := fmt.Sprint(vars["CORS_ORIGINS"]); !strings.Contains(v, "ExtraCorsOrigins") && v != paramsOf(t, set)["ExtraCorsOrigins"] {
 					t.Errorf("CORS_ORIGINS %s", v)
