@@ -601,3 +601,53 @@ func paramsOf(t *testing.T, set string) map[string]string {
 	}
 	return m
 }
+
+// makeOut runs make with args in the repository and returns its output and error.
+func makeOut(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("make", append([]string{"--no-print-directory"}, args...)...)
+	cmd.Dir = filepath.Dir(repoFile("Makefile"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestDeployTargets: make deploy runs the lint gate before building, refuses an
+// environment with placeholders left, can run unattended, takes an empty change set
+// as no error and passes every parameter of the environment with the release (a hash
+// that changes with RELEASE_SALT); make rollback builds and deploys nothing.
+func TestDeployTargets(t *testing.T) {
+	plan, err := makeOut(t, "-n", "deploy", "ENV=prod", "CONFIRM_CHANGESET=false")
+	if err != nil {
+		t.Fatalf("make -n deploy: %v\n%s", err, plan)
+	}
+	lint, build := strings.Index(plan, "cfn-lint template.yaml"), strings.Index(plan, "sam build")
+	if lint < 0 || build < 0 || lint > build {
+		t.Errorf("the lint gate does not come before sam build:\n%s", plan)
+	}
+	for _, want := range []string{"--no-confirm-changeset", "--no-fail-on-empty-changeset", "LogRetentionDays=90", "PublishersConcurrency=100"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("make deploy lacks %s:\n%s", want, plan)
+		}
+	}
+	release := regexp.MustCompile(`Release=([A-Za-z0-9]{10})\b`)
+	m := release.FindStringSubmatch(plan)
+	if m == nil {
+		t.Fatalf("no Release=<10 characters> in\n%s", plan)
+	}
+	if again, _ := makeOut(t, "-n", "deploy", "ENV=prod"); !strings.Contains(again, "Release="+m[1]) || !strings.Contains(again, "--confirm-changeset") {
+		t.Errorf("the same deploy twice: another release or no confirmation:\n%s", again)
+	}
+	if salted, _ := makeOut(t, "-n", "deploy", "ENV=prod", "RELEASE_SALT=rotation"); strings.Contains(salted, "Release="+m[1]) {
+		t.Error("RELEASE_SALT does not change the release")
+	}
+	// The placeholders of the repository's samconfig stop the deploy before sam runs
+	// (-o lint: the gate is assumed passed here).
+	out, err := makeOut(t, "-o", "lint", "deploy", "ENV=prod")
+	if err == nil || !strings.Contains(out, "placeholders") || strings.Contains(out, "sam build") {
+		t.Errorf("make deploy with placeholders: %v\n%s", err, out)
+	}
+	rb, err := makeOut(t, "-n", "rollback", "ENV=prod")
+	if err != nil || !strings.Contains(rb, "./infra/cmd/rollback -stack media-catalog-prod") || strings.Contains(rb, "sam ") {
+		t.Errorf("make rollback: %v\n%s", err, rb)
+	}
+}
