@@ -3,90 +3,17 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/infra/tcpfreeze"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/postgres"
 )
-
-// freezer relays TCP connections to a server and can freeze them: bytes stop moving
-// both ways and the connections stay open, as with a stopped (SIGSTOP) server or a
-// silent network, which no statement_timeout can end.
-type freezer struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	frozen bool
-	thaw   chan struct{}
-}
-
-func newFreezer(t *testing.T, target string) *freezer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &freezer{ln: ln, thaw: make(chan struct{})}
-	t.Cleanup(func() { ln.Close(); f.setFrozen(false) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			go f.pipe(c, s)
-			go f.pipe(s, c)
-		}
-	}()
-	return f
-}
-
-func (f *freezer) setFrozen(v bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.frozen && !v {
-		close(f.thaw)
-		f.thaw = make(chan struct{})
-	}
-	f.frozen = v
-}
-
-// pipe copies src to dst, holding each chunk while frozen.
-func (f *freezer) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			f.mu.Lock()
-			frozen, thaw := f.frozen, f.thaw
-			f.mu.Unlock()
-			if frozen {
-				<-thaw
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				src.Close()
-			}
-			return
-		}
-	}
-}
 
 // TestCallDeadline: with a frozen server every kind of call (query, exec, a
 // transaction, a batch) ends on its own deadline with a deadline error, though the
@@ -99,8 +26,8 @@ func TestCallDeadline(t *testing.T) {
 	if err != nil || u.Host == "" {
 		t.Skipf("the test database is not reached over TCP (%s): nothing to relay", plain.URL)
 	}
-	f := newFreezer(t, u.Host)
-	u.Host = f.ln.Addr().String()
+	f := tcpfreeze.New(t, u.Host)
+	u.Host = f.Addr()
 	counter := &postgres.QueryCounter{}
 	db, err := postgres.Open(ctx, u.String(), postgres.WithTracer(counter), postgres.WithCallDeadline(300*time.Millisecond))
 	if err != nil {
@@ -132,7 +59,7 @@ func TestCallDeadline(t *testing.T) {
 	if counter.Count() == 0 {
 		t.Error("the inner tracer saw no query")
 	}
-	f.setFrozen(true)
+	f.Freeze(true)
 	for _, c := range calls {
 		t.Run("frozen/"+c.name, func(t *testing.T) {
 			done := make(chan error, 1)
@@ -147,7 +74,7 @@ func TestCallDeadline(t *testing.T) {
 			}
 		})
 	}
-	f.setFrozen(false)
+	f.Freeze(false)
 	if err := calls[0].call(); err != nil {
 		t.Errorf("after the thaw: %v", err)
 	}
