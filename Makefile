@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build migrate seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build client migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -81,9 +81,10 @@ bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once 
 # aws-sam-translator==1.110.0). infra/samtemplate's tests run the transform on two
 # parameter sets and lint each result, check the resource graph for cycles and the
 # transformed template for what the code needs; make test runs them too.
-lint: ## gofmt, go vet, cfn-lint and the SAM transform checks of template.yaml
+lint: ## gofmt, go vet, squawk over the migrations, cfn-lint and the SAM transform checks of template.yaml
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) test -count=1 -run 'TestSquawk|TestConcurrentBuildsChecked' ./shared/postgres/migrate/
 	@command -v cfn-lint >/dev/null && python3 -c 'import samtranslator' 2>/dev/null || { \
 		echo "make lint needs cfn-lint and aws-sam-translator (Python 3.11):" >&2; \
 		echo "  python3 -m pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0" >&2; exit 2; }
@@ -91,7 +92,9 @@ lint: ## gofmt, go vet, cfn-lint and the SAM transform checks of template.yaml
 	$(GO) test -count=1 -short ./infra/samtemplate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
-# `make bench` adds vipsthumbnail, the image benchmark's reference.
+# `make bench` adds libvips' vipsthumbnail, the image benchmark's reference, and vips,
+# which makes the progressive JPEG and WebP files of the decoder peak table
+# (BenchmarkDecoderPeak, docs/performance.md).
 tools:
 	@bash infra/scripts/tools.sh test
 
@@ -119,19 +122,45 @@ build-AdminContributorsFunction:
 build-PublishersFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publishers
 
+# The TypeScript client's types, generated from the OpenAPI document with the
+# npm-pinned openapi-typescript; commit the result with the change of the document
+# (shared/openapi's TestClientTypesCurrent fails until then).
+CLIENT_DIR := shared/openapi/client
+client: ## regenerate the TypeScript client's types from shared/openapi/openapi.yaml
+	@cd $(CLIENT_DIR) && { [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
+	cd $(CLIENT_DIR) && npm run --silent generate -- --output src/api.d.ts
+
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	$(GO) run ./infra/cmd/migrate
 
+# The migrations after the previous release's version (REHEARSAL_FROM), applied to a copy
+# of a generated catalog of REHEARSAL_SCALE series (generated once into $(SCALE_DIR)/rehearsal)
+# while probes run the service's reads and writes; prints each migration's time and the
+# probes' longest wait, timeouts and deadlocks. A benchmark, not part of make test.
+REHEARSAL_SCALE ?= 1000000
+REHEARSAL_FROM  ?= 17
+migrate-rehearsal: ## rehearse the pending migrations on a 1M catalog under probes (docs/migrations.md)
+	@bash infra/scripts/tools.sh scale
+	$(WITHSTACK) -dir $(SCALE_DIR)/rehearsal -- $(GO) run ./infra/cmd/rehearsal -scale $(REHEARSAL_SCALE) -from $(REHEARSAL_FROM)
+
+# A client's whole catalog deleted in batches (infra/bulk): each a short transaction under
+# the writers' timeouts, resumable by running it again. Other batched jobs: go run
+# ./infra/cmd/bulk update -table <t> -set <sql> -where <sql> (docs/migrations.md).
+purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
+	$(GO) run ./infra/cmd/bulk purge-client -client $(CLIENT)
+
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
 
-token: ## print a refreshToken cookie value for USER against the local stack (last line)
-	@test "$(origin USER)" = "command line" || { echo "usage: make token USER=<username>" >&2; exit 2; }
+token: ## print a refreshToken cookie value for the user USER_ID against the local stack (last line)
+	@test -n "$(USER_ID)" || { echo "usage: make token USER_ID=<id>   (demo users: 1 admin, 2 editor, 3 member)" >&2; exit 2; }
 	@if [ -f $(STACK_DIR)/stack.env ]; then \
-		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	else \
-		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user "$(USER)"; \
+		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
 # A parameter of ENV's parameter_overrides in samconfig.toml.
@@ -146,10 +175,10 @@ db-roles: ## create the functions' database roles on DATABASE_URL with the passw
 		-reader-secret "$(or $(DB_READER_SECRET_ARN),$(call samconfig,DbReaderSecretArn))" \
 		-cdn-secret "$(or $(DB_CDN_SECRET_ARN),$(call samconfig,DbCdnSecretArn))"
 
-# By user id or provider identity, never by username (renamable, and open to sign-ups).
-grant-role: ## give a user the role ROLE: USER_ID=<id>, or PROVIDER=<github|google|discord> SUBJECT=<the provider's user id>
-	@test -n "$(ROLE)" -a \( -n "$(USER_ID)" -o -n "$(PROVIDER)$(SUBJECT)" \) || { echo "usage: make grant-role USER_ID=<id> ROLE=<role>, or PROVIDER=<provider> SUBJECT=<provider user id> ROLE=<role>" >&2; exit 2; }
-	$(GO) run ./infra/cmd/grant-role $(if $(USER_ID),-id "$(USER_ID)") $(if $(PROVIDER),-provider "$(PROVIDER)" -subject "$(SUBJECT)") -role "$(ROLE)"
+grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment); FIND=<name> lists the ids
+	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/cmd/grant-role -find "$(FIND)"; exit; fi; \
+	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
+	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
 # ENV's parameter_overrides as shell words (sam deploy --parameter-overrides replaces
 # the file's list, so make deploy passes all of it with the Release).

@@ -10,7 +10,7 @@ import (
 )
 
 // Demo accounts, with fixed ids: the events in events/ and the operators' docs name
-// them. None has a password; `make token USER=<username>` logs them in locally.
+// them. None has a password; `make token USER_ID=<id>` logs them in locally.
 const (
 	AdminUserID  int64 = 1
 	EditorUserID int64 = 2

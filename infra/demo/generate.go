@@ -183,7 +183,7 @@ var generateSteps = []struct{ name, sql string }{
 		SELECT setval(pg_get_serial_sequence('users', 'id'),
 		              greatest((SELECT coalesce(max(id), 0) FROM users), @demoUsers::bigint))`},
 	// The search text is the lowercased username, as the users' trigger keeps it
-	// (migration 00015).
+	// (the baseline schema).
 	{"users", `
 		INSERT INTO users (slug, username, search, age_verified, registered)
 		SELECT @prefix::text || 'user-' || n, u.username, lower(u.username),
@@ -204,7 +204,7 @@ var generateSteps = []struct{ name, sql string }{
 	{"client contributor count", `
 		UPDATE clients c SET contributor_count = (SELECT count(*) FROM contributors WHERE client_id = c.id)
 		WHERE c.id = @client`},
-	// What the contributors' search substring trigger keeps (migration 00017): set,
+	// What the contributors' search substring trigger keeps (the baseline schema): set,
 	// not added, so the step is right with the triggers on as well.
 	{"contributor search grams", `
 		INSERT INTO contributor_search_grams AS s (client_id, gram, n)
@@ -213,7 +213,7 @@ var generateSteps = []struct{ name, sql string }{
 		WHERE c.client_id = @client
 		GROUP BY 1, 2
 		ON CONFLICT (client_id, gram) DO UPDATE SET n = EXCLUDED.n`},
-	// What the publishers' count trigger keeps (migration 00014).
+	// What the publishers' count trigger keeps (the baseline schema).
 	{"client publisher count", `
 		UPDATE clients c SET publisher_count = (SELECT count(*) FROM publishers WHERE client_id = c.id)
 		WHERE c.id = @client`},

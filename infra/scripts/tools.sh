@@ -3,7 +3,8 @@
 # need, from Debian's packages, when they are missing: chromium (the OAuth browser test),
 # node and npm (dynalite, the Swagger UI of /docs), PostgreSQL, PgBouncer (the stand-in
 # for RDS Proxy: the pooler's test and make bench-scale), and for make bench
-# vipsthumbnail (the image pipeline's reference). Needs root for apt-get; otherwise it
+# libvips' vipsthumbnail (the image pipeline's reference) and vips (progressive JPEG,
+# CMYK JPEG and WebP files for the decoder peak table). Needs root for apt-get; otherwise it
 # says what to install.
 set -euo pipefail
 # Usage: tools.sh run|test|bench|scale|hugepages
@@ -40,7 +41,7 @@ test)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	need_pgbouncer
 	;;
-bench) command -v vipsthumbnail >/dev/null 2>&1 || need+=(libvips-tools) ;;
+bench) { command -v vipsthumbnail && command -v vips; } >/dev/null 2>&1 || need+=(libvips-tools) ;;
 scale) need_pgbouncer ;;
 esac
 command -v node >/dev/null 2>&1 || need+=(nodejs npm)

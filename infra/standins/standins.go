@@ -35,13 +35,25 @@ func Start(provider, api string, opts Options) (*providertest.Server, func(), er
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return nil, nil, &net.AddrError{Err: "the stand-ins listen on loopback only", Addr: opts.Addr}
 	}
-	base := strings.TrimRight(api, "/")
 	po := []providertest.Option{
 		providertest.WithAddr(opts.Addr),
-		providertest.WithRedirectURIs(base+"/auth/oauth/"+provider+"/callback", base+"/auth/oauth/link/"+provider+"/callback"),
+		providertest.WithRedirectURIs(Registered(provider, api)...),
 	}
 	if !opts.Auto {
 		po = append(po, providertest.WithConsentPage())
 	}
 	return providertest.Start(provider, "local-"+provider+"-client", "local-"+provider+"-stand-in-secret", po...)
+}
+
+// Registered is what an operator registers at provider for the service whose API base
+// is api, and what the stand-ins then accept (docs/oauth-providers.md): google and
+// discord take the login and the link callback exactly; a GitHub OAuth app has one
+// callback URL and accepts any redirect_uri below its path, so it registers the
+// common prefix {api}/auth/oauth, which serves both callbacks.
+func Registered(provider, api string) []string {
+	base := strings.TrimRight(api, "/")
+	if provider == providertest.GitHub {
+		return []string{base + "/auth/oauth"}
+	}
+	return []string{base + "/auth/oauth/" + provider + "/callback", base + "/auth/oauth/link/" + provider + "/callback"}
 }

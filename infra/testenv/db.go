@@ -55,6 +55,22 @@ func NewDB(t testing.TB, opts ...postgres.Option) *DB {
 	return &DB{DB: db, URL: dbURL, Name: name}
 }
 
+// NewEmptyDB creates an empty database (no migration applied) for the test and drops
+// it at cleanup; it returns its URL. Tests of the migrations start from it.
+func NewEmptyDB(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	server := DatabaseURL(t)
+	name := "e_" + randomHex(6)
+	if err := adminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = adminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+	})
+	return withDatabase(server, name)
+}
+
 func migrateTemplate(ctx context.Context, server string) (string, error) {
 	name := fmt.Sprintf("tmpl_%d_%s", os.Getpid(), randomHex(4))
 	if err := adminExec(ctx, server, "CREATE DATABASE "+name); err != nil {

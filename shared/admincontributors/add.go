@@ -23,14 +23,23 @@ type addRequest struct {
 	Client    *int64  `json:"client"`
 }
 
-// Validate demands a first name and, when given, a positive client.
+// Validate demands a first name and, when given, a positive client; the names are
+// Names of at most catalog.MaxPersonName characters each.
 func (req *addRequest) Validate() error {
 	req.FirstName = strings.TrimSpace(req.FirstName)
 	req.LastName = optional(req.LastName)
 	if req.FirstName == "" || (req.Client != nil && *req.Client <= 0) {
 		return apperr.MissingParams()
 	}
-	return nil
+	return nameText(req.FirstName, req.LastName)
+}
+
+// nameText checks a contributor's first and last name (nil: none).
+func nameText(first string, last *string) error {
+	if err := httpapi.Text("first_name", first, catalog.MaxPersonName, httpapi.Name); err != nil {
+		return err
+	}
+	return httpapi.OptionalText("last_name", last, catalog.MaxPersonName, httpapi.Name)
 }
 
 // handleAddContributor serves POST /admin-contributors/add.

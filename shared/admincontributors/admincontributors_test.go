@@ -242,13 +242,25 @@ func TestList(t *testing.T) {
 		{"unknown order", "?client=1&order=added-asc", 400, nil, 0, 0},
 		{"negative limit", "?client=1&limit=-1", 400, nil, 0, 0},
 		{"non-numeric offset", "?client=1&offset=x", 400, nil, 0, 0},
+		{"search of 100 characters", "?client=1&search=" + strings.Repeat("a", 100), 200, []string{}, 0, 0},
+		{"search of 101 characters", "?client=1&search=" + strings.Repeat("a", 101), 400, nil, 0, 0},
+		{"search with a right-to-left override", "?client=1&search=a%E2%80%AEb", 400, nil, 0, 0},
+	}
+	// The 400s' messages other than Required parameters missing.
+	messages := map[string]string{
+		"search of 101 characters":             "Invalid search: at most 100 characters",
+		"search with a right-to-left override": "Invalid search: control characters and invisible formatting characters (such as U+202E) are not allowed",
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s.counter.Reset()
 			status, body := s.do(t, "GET", "/admin-contributors"+tt.query, nil, s.editor)
 			if tt.wantStatus != 200 {
-				wantMessage(t, status, body, tt.wantStatus, "Required parameters missing")
+				want, ok := messages[tt.name]
+				if !ok {
+					want = "Required parameters missing"
+				}
+				wantMessage(t, status, body, tt.wantStatus, want)
 				return
 			}
 			if status != 200 {
@@ -313,6 +325,41 @@ func TestDetail(t *testing.T) {
 			`"slug":"one","type":"person"}`
 		if got := compact(t, body); got != want {
 			t.Errorf("detail\n got %s\nwant %s", got, want)
+		}
+	})
+	// Issue 26, finding 7: links and sources stored past the request checks (before
+	// them, by an import, by SQL) are served only when they are links.
+	t.Run("stored links that are not links", func(t *testing.T) {
+		s.db.Exec(t, `INSERT INTO contributor_links (contributor_id, url) VALUES
+			($1, 'javascript:alert(document.cookie)'), ($1, ' JavaScript:alert(1)'), ($1, 'data:text/html,x'),
+			($1, 'twitter.com/one'), ($1, 'https://x.example/one')`, murata)
+		s.db.Exec(t, `INSERT INTO contributor_descriptions (contributor_id, description, language, source) VALUES
+			($1, 'a', 'English', 'javascript:alert(1)'), ($1, 'b', 'English', E'java\tscript:alert(1)'),
+			($1, 'c', 'English', 'Wikipedia'), ($1, 'd', 'English', 'https://x.example/src')`, murata)
+		status, body := s.do(t, "GET", fmt.Sprint("/admin-contributors/id/", murata), nil, s.editor)
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		var d struct {
+			Links        []struct{ URL, Domain string }
+			Descriptions []struct{ Description, Source string }
+		}
+		if err := json.Unmarshal(body, &d); err != nil {
+			t.Fatal(err)
+		}
+		var urls, sources []string
+		for _, l := range d.Links {
+			urls = append(urls, l.URL)
+		}
+		for _, x := range d.Descriptions {
+			sources = append(sources, x.Description+"="+x.Source)
+		}
+		if got := strings.Join(urls, " "); !strings.HasSuffix(got, "https://twitter.com/one https://x.example/one") ||
+			strings.Contains(got, "script") || strings.Contains(got, "data:") {
+			t.Errorf("links served: %q, want of the stored five the https one and twitter.com/one with https://", urls)
+		}
+		if got := strings.Join(sources, " "); !strings.HasSuffix(got, "a= b= c=Wikipedia d=https://x.example/src") {
+			t.Errorf("sources served: %q, want the javascript: ones empty", sources)
 		}
 	})
 	for _, tt := range []struct {
@@ -432,6 +479,13 @@ func TestAdd(t *testing.T) {
 		{"trailing data", "", `{"first_name":"A"} {}`, 400, missing, ""},
 		{"array body", "", `["A"]`, 400, missing, ""},
 		{"empty body", "", ``, 400, missing, ""},
+		// Issue 26: a 100,000-character name kept the database busy until the statement
+		// timeout (its search texts and substring counts), then 500.
+		{"a first name of 100,000 characters", "", `{"first_name":"` + strings.Repeat("x", 100000) + `"}`, 400, "Invalid first_name: at most 100 characters", ""},
+		{"a last name of 100,000 characters", "", `{"first_name":"A","last_name":"` + strings.Repeat("x", 100000) + `"}`, 400, "Invalid last_name: at most 100 characters", ""},
+		{"a right-to-left override", "", `{"first_name":"Jun\u202Eji"}`, 400, "Invalid first_name: control characters and invisible formatting characters (such as U+202E) are not allowed", ""},
+		{"a line break", "", `{"first_name":"Jun\nji"}`, 400, "Invalid first_name: control characters and invisible formatting characters (such as U+000A) are not allowed", ""},
+		{"a name of 100 characters", "", `{"first_name":"` + strings.Repeat("é", 100) + `"}`, 200, "Contributor added successfully", "1|" + strings.Repeat("é", 100) + "|<nil>|" + strings.Repeat("e", 100)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -497,7 +551,12 @@ func TestEdit(t *testing.T) {
 	foreignDesc := s.db.Int(t, `SELECT min(id) FROM contributor_descriptions WHERE contributor_id = $1`, kubo)
 	foreignRel := s.db.Int(t, `SELECT min(id) FROM contributor_relations WHERE contributor_id = $1`, togashi)
 	const missing = "Required parameters missing"
+	const notLink = "Invalid links: not an http or https address"
 	name := `"first_name":"Eiichiro","last_name":"Oda"`
+	long := func(n int) string { return strings.Repeat("a", n) }
+	invisible := func(field string, r rune) string {
+		return fmt.Sprintf("Invalid %s: control characters and invisible formatting characters (such as U+%04X) are not allowed", field, r)
+	}
 
 	// Rejected edits: nothing may change anywhere.
 	rejected := []struct {
@@ -517,13 +576,35 @@ func TestEdit(t *testing.T) {
 		{"links not an array", "1", `{` + name + `,"links":"https://x.example"}`, 400, missing},
 		{"a link not a string", "1", `{` + name + `,"links":[1]}`, 400, missing},
 		{"a blank link", "1", `{` + name + `,"links":["https://x.example"," "]}`, 400, missing},
-		{"a javascript: link", "1", `{` + name + `,"links":["javascript:alert(document.cookie)"]}`, 400, missing},
-		{"a JavaScript: link in capitals", "1", `{` + name + `,"links":["https://x.example"," JavaScript:alert(1)"]}`, 400, missing},
-		{"a data: link", "1", `{` + name + `,"links":["data:text/html,<script>alert(1)</script>"]}`, 400, missing},
-		{"an ftp link", "1", `{` + name + `,"links":["ftp://x.example/file"]}`, 400, missing},
-		{"a link without a scheme", "1", `{` + name + `,"links":["twitter.com/oda"]}`, 400, missing},
-		{"a protocol-relative link", "1", `{` + name + `,"links":["//evil.example/x"]}`, 400, missing},
-		{"a link without a host", "1", `{` + name + `,"links":["https:///path"]}`, 400, missing},
+		{"a javascript: link", "1", `{` + name + `,"links":["javascript:alert(document.cookie)"]}`, 400, notLink},
+		{"a JavaScript: link in capitals", "1", `{` + name + `,"links":["https://x.example"," JavaScript:alert(1)"]}`, 400, notLink},
+		{"a data: link", "1", `{` + name + `,"links":["data:text/html,<script>alert(1)</script>"]}`, 400, notLink},
+		{"an ftp link", "1", `{` + name + `,"links":["ftp://x.example/file"]}`, 400, notLink},
+		{"a link without a scheme", "1", `{` + name + `,"links":["twitter.com/oda"]}`, 400, notLink},
+		{"a protocol-relative link", "1", `{` + name + `,"links":["//evil.example/x"]}`, 400, notLink},
+		{"a link without a host", "1", `{` + name + `,"links":["https:///path"]}`, 400, notLink},
+		// Bounded, printable text (issue 26): each field has its maximum in characters
+		// and names refuse control and invisible formatting characters.
+		{"a first_name of 100,000 characters", "1", `{"first_name":"` + long(100000) + `"}`, 400, "Invalid first_name: at most 100 characters"},
+		{"a first_name of 101 characters", "1", `{"first_name":"` + long(101) + `"}`, 400, "Invalid first_name: at most 100 characters"},
+		{"a first_name of 101 characters of 4 bytes", "1", `{"first_name":"` + strings.Repeat("😀", 101) + `"}`, 400, "Invalid first_name: at most 100 characters"},
+		{"a last_name of 101 characters", "1", `{"first_name":"E","last_name":"` + long(101) + `"}`, 400, "Invalid last_name: at most 100 characters"},
+		{"a right-to-left override in first_name", "1", `{"first_name":"Eii\u202Echiro"}`, 400, invisible("first_name", 0x202E)},
+		{"a zero-width space in last_name", "1", `{"first_name":"E","last_name":"O\u200Bda"}`, 400, invisible("last_name", 0x200B)},
+		{"a tab in first_name", "1", `{"first_name":"Eii\tchiro"}`, 400, invisible("first_name", 0x09)},
+		{"a Hangul filler in first_name", "1", `{"first_name":"E\u3164"}`, 400, invisible("first_name", 0x3164)},
+		{"a variation selector in last_name", "1", `{"first_name":"E","last_name":"Oda\uFE0F"}`, 400, invisible("last_name", 0xFE0F)},
+		{"a gender of 51 characters", "1", `{` + name + `,"gender":"` + long(51) + `"}`, 400, "Invalid gender: at most 50 characters"},
+		{"a bidi isolate in type", "1", `{` + name + `,"type":"a\u2066b"}`, 400, invisible("type", 0x2066)},
+		{"a link of 2,049 characters", "1", `{` + name + `,"links":["https://x.example/` + long(2049-len("https://x.example/")) + `"]}`, 400, "Invalid links: at most 2048 characters"},
+		{"an alias title of 201 characters", "1", `{` + name + `,"added_aliases":[{"title":"` + long(201) + `","language":"English"}]}`, 400, "Invalid added_aliases.title: at most 200 characters"},
+		{"an alias language of 33 characters", "1", `{` + name + `,"added_aliases":[{"title":"T","language":"` + long(33) + `"}]}`, 400, "Invalid added_aliases.language: at most 32 characters"},
+		{"a description of 10,001 characters", "1", `{` + name + `,"added_descriptions":[{"description":"` + long(10001) + `","language":"English"}]}`, 400, "Invalid added_descriptions.description: at most 10000 characters"},
+		{"a right-to-left override in a description", "1", `{` + name + `,"added_descriptions":[{"description":"a\u202Eb","language":"English"}]}`, 400, invisible("added_descriptions.description", 0x202E)},
+		{"a javascript: source", "1", `{` + name + `,"added_descriptions":[{"description":"D","language":"English","source":"javascript:alert(1)"}]}`, 400, "Invalid added_descriptions.source: an address other than http or https"},
+		{"a javascript: source with a tab", "1", `{` + name + `,"added_descriptions":[{"description":"D","language":"English","source":"java\tscript:alert(1)"}]}`, 400, invisible("added_descriptions.source", 0x09)},
+		{"a data: source, modified", "1", `{` + name + `,"modified_descriptions":[{"id":1,"description":"D","language":"English","source":"data:text/html,x"}]}`, 400, "Invalid modified_descriptions.source: an address other than http or https"},
+		{"a relation type of 51 characters", "1", `{` + name + `,"added_relations":[{"relation_id":2,"type":"` + long(51) + `"}]}`, 400, "Invalid added_relations.type: at most 50 characters"},
 		{"removed_aliases of strings", "1", `{` + name + `,"removed_aliases":["1"]}`, 400, missing},
 		{"removed_aliases not an array", "1", `{` + name + `,"removed_aliases":1}`, 400, missing},
 		{"added alias without title", "1", `{` + name + `,"added_aliases":[{"language":"English"}]}`, 400, missing},
@@ -643,6 +724,17 @@ func TestEdit(t *testing.T) {
 		}, func(t *testing.T, d detail) {
 			if len(d.Aliases) != 1 || d.Aliases[0].Title != "Oda-sensei" || len(d.Descriptions) != 1 ||
 				d.Descriptions[0].Description != "Changed." || len(d.Relations) != 0 {
+				t.Errorf("detail %+v", d)
+			}
+		}},
+		{"text at its bounds; prose with line breaks, a joined emoji and a mark of direction", func(detail) string {
+			return `{"first_name":"` + strings.Repeat("é", 100) + `","last_name":"Oda",` +
+				`"added_descriptions":[{"description":"Line one.\nLine two 👩\u200d💻 \u200f.","language":"` + long(32) + `",` +
+				`"source":"https://en.wikipedia.org/wiki/Eiichiro_Oda"}]}`
+		}, func(t *testing.T, d detail) {
+			last := d.Descriptions[len(d.Descriptions)-1]
+			if d.FirstName != strings.Repeat("é", 100) || last.Description != "Line one.\nLine two 👩\u200d💻 \u200f." ||
+				last.Source != "https://en.wikipedia.org/wiki/Eiichiro_Oda" {
 				t.Errorf("detail %+v", d)
 			}
 		}},

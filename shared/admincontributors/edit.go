@@ -3,7 +3,6 @@ package admincontributors
 import (
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/mediacatalog/service/shared/apperr"
@@ -38,16 +37,16 @@ type editRequest struct {
 }
 
 // Validate trims the text fields and demands what each element needs: a first name;
-// links that are absolute http or https URLs (javascript: and other schemes are
-// refused, so no stored link runs in the frontend); alias title and language; description text and language (source
+// non-blank links; alias title and language; description text and language (source
 // may be empty); relation target and type; positive ids, each modified at most once.
-// Whether the ids are this contributor's is the store's to check.
+// Whether the ids are this contributor's is the store's to check. Then every text
+// is checked against its bound (text).
 func (req *editRequest) Validate() error {
 	req.FirstName = strings.TrimSpace(req.FirstName)
 	req.LastName, req.Gender, req.Type = optional(req.LastName), optional(req.Gender), optional(req.Type)
 	ok := req.FirstName != ""
 	for i := range req.Links {
-		ok = ok && trim(&req.Links[i]) && webURL(req.Links[i])
+		ok = ok && trim(&req.Links[i])
 	}
 	for i := range req.AddedAliases {
 		a := &req.AddedAliases[i]
@@ -80,6 +79,48 @@ func (req *editRequest) Validate() error {
 		positive(req.RemovedAliases) && positive(req.RemovedDescriptions) && positive(req.RemovedRelations)
 	if !ok {
 		return apperr.MissingParams()
+	}
+	return req.text()
+}
+
+// text checks each text field of the edit with its bound and kind: links are
+// catalog.WebLinks (javascript: and other schemes are refused, so no stored link runs
+// in the frontend), a description's source is a catalog.SourceText, its text Prose,
+// the rest Names. An element's field is named as the array's and the field's.
+func (req *editRequest) text() error {
+	errs := []error{
+		nameText(req.FirstName, req.LastName),
+		httpapi.OptionalText("gender", req.Gender, catalog.MaxLabel, httpapi.Name),
+		httpapi.OptionalText("type", req.Type, catalog.MaxLabel, httpapi.Name),
+	}
+	for _, l := range req.Links {
+		errs = append(errs, httpapi.Text("links", l, catalog.MaxLink, httpapi.Link))
+	}
+	for _, a := range req.AddedAliases {
+		errs = append(errs, httpapi.Text("added_aliases.title", a.Title, catalog.MaxAliasTitle, httpapi.Name),
+			httpapi.Text("added_aliases.language", a.Language, catalog.MaxLanguage, httpapi.Name))
+	}
+	description := func(array, text, language, source string) {
+		errs = append(errs, httpapi.Text(array+".description", text, catalog.MaxContributorText, httpapi.Prose),
+			httpapi.Text(array+".language", language, catalog.MaxLanguage, httpapi.Name),
+			httpapi.Text(array+".source", source, catalog.MaxLink, httpapi.Source))
+	}
+	for _, d := range req.AddedDescriptions {
+		description("added_descriptions", d.Description, d.Language, d.Source)
+	}
+	for _, d := range req.ModifiedDescriptions {
+		description("modified_descriptions", d.Description, d.Language, d.Source)
+	}
+	for _, rel := range req.AddedRelations {
+		errs = append(errs, httpapi.Text("added_relations.type", rel.Type, catalog.MaxLabel, httpapi.Name))
+	}
+	for _, rel := range req.ModifiedRelations {
+		errs = append(errs, httpapi.Text("modified_relations.type", rel.Type, catalog.MaxLabel, httpapi.Name))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -131,12 +172,6 @@ func handleEditContributor(store Store) http.Handler {
 func trim(s *string) bool {
 	*s = strings.TrimSpace(*s)
 	return *s != ""
-}
-
-// webURL reports whether s is an absolute http or https URL with a host.
-func webURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // positive reports whether every id is positive.

@@ -38,9 +38,14 @@ func handleContributors(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
+		search, err := httpapi.Search(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
 		res, err := store.Contributors(r.Context(), catalog.ContributorQuery{
 			Client:     client,
-			Search:     httpapi.Search(r),
+			Search:     search,
 			Descending: order == orderNameDesc,
 			Limit:      page.Limit,
 			Offset:     page.Offset,

@@ -104,7 +104,8 @@ func TestWritePermissions(t *testing.T) {
 		msg    string
 	}{
 		{"edit", "POST", "/admin-permissions/edit/15", `{"name":" delete-contributors ","description":"Delete them"}`, 200, adminpermissions.MsgPermissionUpdated},
-		{"edit to a taken name", "POST", "/admin-permissions/edit/15", `{"name":"view-users","description":"x"}`, 409, "Permission with the same name already exists"},
+		{"rename a built-in permission", "POST", "/admin-permissions/edit/15", `{"name":"remove-contributors","description":"x"}`, 400, postgres.MsgBuiltInName},
+		{"rename a built-in permission to a taken name", "POST", "/admin-permissions/edit/15", `{"name":"view-users","description":"x"}`, 400, postgres.MsgBuiltInName},
 		{"edit unknown", "POST", "/admin-permissions/edit/999", `{"name":"x","description":"x"}`, 404, "Permission not found"},
 		{"edit without description", "POST", "/admin-permissions/edit/15", `{"name":"x"}`, 400, apperr.MsgMissingParams},
 		{"edit with a blank name", "POST", "/admin-permissions/edit/15", `{"name":"","description":"x"}`, 400, apperr.MsgMissingParams},
@@ -113,6 +114,8 @@ func TestWritePermissions(t *testing.T) {
 		{"edit id not a number", "POST", "/admin-permissions/edit/1.0", `{"name":"x","description":"x"}`, 400, apperr.MsgMissingParams},
 		{"add", "POST", "/admin-permissions/add", `{"name":"view-series","description":"View series"}`, 200, adminpermissions.MsgPermissionAdded},
 		{"add a taken name", "POST", "/admin-permissions/add", `{"name":"view-series","description":"again"}`, 409, "Permission with the same name already exists"},
+		{"rename an added permission to a taken name", "POST", "/admin-permissions/edit/16", `{"name":"view-users","description":"x"}`, 409, "Permission with the same name already exists"},
+		{"rename an added permission", "POST", "/admin-permissions/edit/16", `{"name":"see-series","description":"See series"}`, 200, adminpermissions.MsgPermissionUpdated},
 		{"add without name", "POST", "/admin-permissions/add", `{"description":"x"}`, 400, apperr.MsgMissingParams},
 		{"add with a boolean name", "POST", "/admin-permissions/add", `{"name":true,"description":"x"}`, 400, apperr.MsgMissingParams},
 		{"add an array", "POST", "/admin-permissions/add", `[{"name":"x","description":"x"}]`, 400, apperr.MsgMissingParams},
@@ -147,15 +150,17 @@ func TestWritePermissions(t *testing.T) {
 	}
 }
 
-// TestParallelPermissionEdits: two admins rename two permissions to the same name at
-// once, twenty times: one gets 200, the other 409, never a 500.
+// TestParallelPermissionEdits: two admins rename two added permissions to the same
+// name at once, twenty times: one gets 200, the other 409, never a 500.
 func TestParallelPermissionEdits(t *testing.T) {
 	s := newServer(t)
+	a := s.db.Int(t, `INSERT INTO permissions (name) VALUES ('added-a') RETURNING id`)
+	b := s.db.Int(t, `INSERT INTO permissions (name) VALUES ('added-b') RETURNING id`)
 	for round := range 20 {
 		name := fmt.Sprintf("perm-%d", round)
 		var wg sync.WaitGroup
 		statuses := make([]int, 2)
-		for i, id := range []int{14, 15} {
+		for i, id := range []int64{a, b} {
 			wg.Go(func() {
 				statuses[i], _ = s.do(t, http.MethodPost, fmt.Sprintf("/admin-permissions/edit/%d", id),
 					map[string]string{"name": name, "description": "raced"})

@@ -35,12 +35,19 @@ type permissionRequest struct {
 	Description *string `json:"description"`
 }
 
-// Validate demands a non-blank name and description.
+// Validate demands a non-blank name (a Name of at most catalog.MaxPermissionName
+// characters) and description (Prose of at most catalog.MaxDescription).
 func (req *permissionRequest) Validate() error {
 	if req.Name == nil || req.Description == nil {
 		return apperr.MissingParams()
 	}
-	return httpapi.Required(*req.Name, *req.Description)
+	if err := httpapi.Required(*req.Name, *req.Description); err != nil {
+		return err
+	}
+	if err := httpapi.Text("name", strings.TrimSpace(*req.Name), catalog.MaxPermissionName, httpapi.Name); err != nil {
+		return err
+	}
+	return httpapi.Text("description", strings.TrimSpace(*req.Description), catalog.MaxDescription, httpapi.Prose)
 }
 
 func (req *permissionRequest) input() catalog.PermissionInput {
@@ -48,7 +55,7 @@ func (req *permissionRequest) input() catalog.PermissionInput {
 }
 
 // handleEditPermission answers POST /admin-permissions/edit/{id}: renames the
-// permission and replaces its description.
+// permission and replaces its description; a built-in permission keeps its name (400).
 func handleEditPermission(store Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := httpapi.PathInt(r, "id")
@@ -62,12 +69,19 @@ func handleEditPermission(store Store) http.Handler {
 			return
 		}
 		in := req.input()
-		if err := store.EditPermission(r.Context(), id, in); err != nil {
+		before, err := store.EditPermission(r.Context(), id, in)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "permission.edit", "permission", id,
-			slog.String("name", in.Name), slog.String("description", in.Description))
+		var changes []slog.Attr
+		if before.Name != in.Name {
+			changes = append(changes, audit.Change("name", before.Name, in.Name))
+		}
+		if before.Description != in.Description {
+			changes = append(changes, audit.Change("description", before.Description, in.Description))
+		}
+		audit.Record(r.Context(), "permission.edit", "permission", id, changes...)
 		httpapi.OK(w, r, MsgPermissionUpdated)
 	})
 }

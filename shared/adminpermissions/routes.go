@@ -16,7 +16,7 @@ import (
 type Store interface {
 	Permissions(ctx context.Context) ([]catalog.Permission, error)
 	Permission(ctx context.Context, id int64) (catalog.Permission, error)
-	EditPermission(ctx context.Context, id int64, in catalog.PermissionInput) error
+	EditPermission(ctx context.Context, id int64, in catalog.PermissionInput) (before catalog.Permission, err error)
 	AddPermission(ctx context.Context, in catalog.PermissionInput) (int64, error)
 	DeletePermission(ctx context.Context, id int64) error
 }

@@ -41,15 +41,32 @@ type editRoleRequest struct {
 	RemovedPermissions []int64         `json:"removed_permissions"`
 }
 
-// Validate demands a non-blank name and a description that is absent, null or a string.
+// Validate demands a non-blank name and a description that is absent, null or a
+// string, each within its bound (roleText).
 func (req *editRoleRequest) Validate() error {
 	if req.Name == nil {
 		return apperr.MissingParams()
 	}
-	if _, _, err := req.description(); err != nil {
+	_, desc, err := req.description()
+	if err != nil {
 		return err
 	}
-	return httpapi.Required(*req.Name)
+	if err := httpapi.Required(*req.Name); err != nil {
+		return err
+	}
+	return roleText(*req.Name, desc)
+}
+
+// roleText checks a role's name (a Name of at most catalog.MaxRoleName characters)
+// and description (nil: none; Prose of at most catalog.MaxDescription).
+func roleText(name string, desc *string) error {
+	if err := httpapi.Text("name", strings.TrimSpace(name), catalog.MaxRoleName, httpapi.Name); err != nil {
+		return err
+	}
+	if desc == nil {
+		return nil
+	}
+	return httpapi.Text("description", strings.TrimSpace(*desc), catalog.MaxDescription, httpapi.Prose)
 }
 
 // description returns whether the request sets the description, and to what.
@@ -91,19 +108,12 @@ func handleEditRole(store Store) http.Handler {
 			RemovedPermissions: req.RemovedPermissions,
 		}
 		p, _ := auth.FromContext(r.Context())
-		if err := store.EditRole(r.Context(), id, p.UserID, edit); err != nil {
+		res, err := store.EditRole(r.Context(), id, p.UserID, edit)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		changes := []slog.Attr{slog.String("name", edit.Name),
-			slog.Any("added_permissions", ids(edit.AddedPermissions)),
-			slog.Any("removed_permissions", ids(edit.RemovedPermissions))}
-		switch {
-		case set && desc == nil:
-			changes = append(changes, slog.Any("description", nil))
-		case set:
-			changes = append(changes, slog.String("description", *desc))
-		}
+		changes := roleChanges(res)
 		audit.Record(r.Context(), "role.edit", "role", id, changes...)
 		httpapi.OK(w, r, MsgRoleUpdated)
 	})
@@ -115,12 +125,16 @@ type addRoleRequest struct {
 	Description *string `json:"description"`
 }
 
-// Validate demands a non-blank name and description.
+// Validate demands a non-blank name and description, each within its bound
+// (roleText).
 func (req *addRoleRequest) Validate() error {
 	if req.Name == nil || req.Description == nil {
 		return apperr.MissingParams()
 	}
-	return httpapi.Required(*req.Name, *req.Description)
+	if err := httpapi.Required(*req.Name, *req.Description); err != nil {
+		return err
+	}
+	return roleText(*req.Name, req.Description)
 }
 
 // handleAddRole answers POST /admin-roles/add: a new role without permissions.
@@ -154,19 +168,30 @@ func handleDeleteRole(store Store) http.Handler {
 			return
 		}
 		p, _ := auth.FromContext(r.Context())
-		if err := store.DeleteRole(r.Context(), id, p.UserID); err != nil {
+		moved, err := store.DeleteRole(r.Context(), id, p.UserID)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "role.delete", "role", id)
+		audit.Record(r.Context(), "role.delete", "role", id, slog.Any("moved_to_default_role", audit.IDs(moved)))
 		httpapi.OK(w, r, MsgRoleDeleted)
 	})
 }
 
-// ids is a list of ids for an audit record: never null, so "none" reads as [].
-func ids(v []int64) []int64 {
-	if v == nil {
-		return []int64{}
+// roleChanges are the attributes of an edit's audit record: the name and description
+// when they changed, before and after, and the permissions really added and removed.
+func roleChanges(res catalog.RoleEditResult) []slog.Attr {
+	var out []slog.Attr
+	if res.Before.Name != res.After.Name {
+		out = append(out, audit.Change("name", res.Before.Name, res.After.Name))
 	}
-	return v
+	if !equalText(res.Before.Description, res.After.Description) {
+		out = append(out, audit.Change("description", res.Before.Description, res.After.Description))
+	}
+	return append(out, slog.Any("added_permissions", audit.IDs(res.AddedPermissions)),
+		slog.Any("removed_permissions", audit.IDs(res.RemovedPermissions)))
+}
+
+func equalText(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }

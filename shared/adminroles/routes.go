@@ -16,9 +16,9 @@ import (
 type Store interface {
 	Roles(ctx context.Context) ([]catalog.Role, error)
 	Role(ctx context.Context, id int64) (catalog.RoleDetail, error)
-	EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) error
+	EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) (catalog.RoleEditResult, error)
 	AddRole(ctx context.Context, r catalog.NewRole) (int64, error)
-	DeleteRole(ctx context.Context, id, actorID int64) error
+	DeleteRole(ctx context.Context, id, actorID int64) (moved []int64, err error)
 }
 
 // Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.

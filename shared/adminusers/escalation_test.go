@@ -20,6 +20,7 @@ import (
 	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/postgres"
 )
 
 // The access rules of the admin API (postgres/access.go), through the handlers of the
@@ -150,34 +151,34 @@ func TestEscalationsOfTheReview(t *testing.T) {
 		}
 	})
 
-	t.Run("renaming view-permissions to delete-users does not allow deleting users", func(t *testing.T) {
+	t.Run("built-in permissions keep their names, so labels cannot be swapped", func(t *testing.T) {
+		// The second review (issue 26, finding 3): three renames made the permission
+		// labelled view-users be delete-users, so an admin granting by label granted
+		// something else. A built-in permission's name is refused as a change (400);
+		// its description stays editable.
 		a := newAccess(t)
 		id := testenv.NewUser(t, a.db, "renamer", auth.PermViewPermissions, auth.PermEditPermissions)
 		c := a.cookie(t, id)
+		names := a.db.Text(t, `SELECT string_agg(name, ' ' ORDER BY id) FROM permissions`)
 		for _, rename := range []struct {
 			id   int
 			name string
-		}{{3, "delete-users-old"}, {8, auth.PermDeleteUsers}} {
+		}{{3, "delete-users-old"}, {1, auth.PermDeleteUsers}, {3, auth.PermViewUsers}} {
 			status, msg := a.do(t, c, "POST", fmt.Sprintf("/admin-permissions/edit/%d", rename.id),
 				map[string]any{"name": rename.name, "description": "renamed"})
-			if status != 200 {
-				t.Fatalf("rename %d to %s: %d %q (a rename is a label change, allowed)", rename.id, rename.name, status, msg)
+			if status != 400 || msg != postgres.MsgBuiltInName {
+				t.Fatalf("rename %d to %s: %d %q, want 400 %q", rename.id, rename.name, status, msg, postgres.MsgBuiltInName)
 			}
 		}
-		if status, msg := a.do(t, c, "DELETE", "/admin-users/delete/3", nil); status != 403 || msg != apperr.MsgForbidden {
-			t.Fatalf("delete a user: %d %q, want 403 Forbidden", status, msg)
+		if got := a.db.Text(t, `SELECT string_agg(name, ' ' ORDER BY id) FROM permissions`); got != names {
+			t.Errorf("names after the refused renames:\n%s\nwant\n%s", got, names)
 		}
-		if n := a.db.Int(t, `SELECT count(*) FROM users WHERE id = 3`); n != 1 {
-			t.Error("the user was deleted")
+		if status, msg := a.do(t, c, "POST", "/admin-permissions/edit/1",
+			map[string]any{"name": auth.PermViewUsers, "description": "Read the user list"}); status != 200 {
+			t.Fatalf("edit the description of view-users: %d %q, want 200", status, msg)
 		}
-		// Authorisation is unchanged both ways: the renamed view-permissions still lets
-		// its holder read permissions, and the holder of the renamed delete-users
-		// (the admin) still deletes users.
-		if status, _ := a.do(t, c, "GET", "/admin-permissions", nil); status != 200 {
-			t.Errorf("list permissions under the renamed permission: %d, want 200", status)
-		}
-		if status, _ := a.do(t, a.cookie(t, demo.AdminUserID), "DELETE", "/admin-users/delete/3", nil); status != 200 {
-			t.Errorf("admin deletes a user after the renames: %d, want 200", status)
+		if got := a.db.Text(t, `SELECT name || '|' || description FROM permissions WHERE id = 1`); got != "view-users|Read the user list" {
+			t.Errorf("view-users after a description edit: %q", got)
 		}
 	})
 }
@@ -388,14 +389,15 @@ func TestAuditRecords(t *testing.T) {
 		id             int64  // of the target; 0: the new row's (checked > 0)
 		changes        string // a substring of the record's changes as JSON
 	}{
-		{"POST", "/admin-users/edit/3", map[string]any{"username": "member", "added_roles": []int{2}}, "user.edit", 3, `"added_roles":[2],"removed_roles":[]`},
+		{"POST", "/admin-users/edit/3", map[string]any{"username": "member-2", "added_roles": []int{2, 3}, "removed_roles": []int{2}}, "user.edit", 3,
+			`{"username":{"before":"member","after":"member-2"},"added_roles":[2],"removed_roles":[]}`},
 		{"POST", "/admin-users/logout/3", nil, "user.logout", 3, ``},
 		{"POST", "/admin-roles/add", map[string]any{"name": "auditors", "description": "Audit"}, "role.add", 0, `"name":"auditors"`},
 		{"POST", "/admin-roles/edit/2", map[string]any{"name": "editor", "added_permissions": []int{3}, "removed_permissions": []int{14}}, "role.edit", 2, `"added_permissions":[3],"removed_permissions":[14]`},
 		{"POST", "/admin-permissions/add", map[string]any{"name": "view-series", "description": "View series"}, "permission.add", 0, `"name":"view-series"`},
-		{"POST", "/admin-permissions/edit/12", map[string]any{"name": "see-contributors", "description": "See"}, "permission.edit", 12, `"name":"see-contributors"`},
+		{"POST", "/admin-permissions/edit/12", map[string]any{"name": "view-contributors", "description": "See"}, "permission.edit", 12, `"description":{"before":`},
 		{"DELETE", "/admin-permissions/delete/16", nil, "permission.delete", 16, ``},
-		{"DELETE", "/admin-roles/delete/2", nil, "role.delete", 2, ``},
+		{"DELETE", "/admin-roles/delete/2", nil, "role.delete", 2, `{"moved_to_default_role":[2]}`},
 		{"DELETE", "/admin-users/delete/3", nil, "user.delete", 3, ``},
 	}
 	for _, w := range writes {
@@ -440,12 +442,16 @@ func TestAuditRecords(t *testing.T) {
 			t.Errorf("record %d %+v (changes %s), want %s of %s %d with %s", i, r, r.Changes, w.action, kind, w.id, w.changes)
 		}
 	}
-	// A refused write is not recorded as done.
+	// A refused write is not recorded as done; its refusal is recorded, with the actor,
+	// the route and the target.
 	if status, _ := a.do(t, a.cookie(t, demo.EditorUserID), "POST", "/admin-users/edit/2", map[string]any{"username": "editor", "added_roles": []int{1}}); status != 403 {
 		t.Fatalf("escalation: %d, want 403", status)
 	}
-	if n := strings.Count(a.logs.String(), `"msg":"audit"`); n != len(writes) {
-		t.Errorf("%d audit records after a refused write, want %d", n, len(writes))
+	if n := strings.Count(a.logs.String(), `"msg":"audit"`); n != len(writes)+1 {
+		t.Errorf("%d audit records after a refused write, want %d", n, len(writes)+1)
+	}
+	if !strings.Contains(a.logs.String(), `"actor_id":2,"action":"refused","route":"POST /admin-users/edit/{id}","target":{"id":2}`) {
+		t.Errorf("no refusal record of the escalation:\n%s", a.logs.String())
 	}
 }
 

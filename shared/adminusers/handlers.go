@@ -58,7 +58,11 @@ func userQuery(r *http.Request) (catalog.UserQuery, httpapi.Page, error) {
 	if err != nil {
 		return catalog.UserQuery{}, httpapi.Page{}, err
 	}
-	q := catalog.UserQuery{Order: order, Search: httpapi.Search(r), Limit: page.Limit, Offset: page.Offset}
+	search, err := httpapi.Search(r)
+	if err != nil {
+		return catalog.UserQuery{}, httpapi.Page{}, err
+	}
+	q := catalog.UserQuery{Order: order, Search: search, Limit: page.Limit, Offset: page.Offset}
 	if v := r.URL.Query().Get("role"); v != "" {
 		if q.Role, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || q.Role <= 0 {
 			return catalog.UserQuery{}, httpapi.Page{}, apperr.MissingParams()
@@ -98,12 +102,16 @@ type editUserRequest struct {
 	RemovedRoles []int64 `json:"removed_roles"`
 }
 
-// Validate demands a non-blank username.
+// Validate demands a non-blank username, a Name of at most catalog.MaxUsername
+// characters.
 func (req *editUserRequest) Validate() error {
 	if req.Username == nil {
 		return apperr.MissingParams()
 	}
-	return httpapi.Required(*req.Username)
+	if err := httpapi.Required(*req.Username); err != nil {
+		return err
+	}
+	return httpapi.Text("username", strings.TrimSpace(*req.Username), catalog.MaxUsername, httpapi.Name)
 }
 
 // handleEditUser answers POST /admin-users/edit/{id}: renames the user, sets their age
@@ -128,13 +136,12 @@ func handleEditUser(store Store) http.Handler {
 			AddedRoles:   req.AddedRoles,
 			RemovedRoles: req.RemovedRoles,
 		}
-		if err := store.EditUser(r.Context(), id, p.UserID, edit); err != nil {
+		res, err := store.EditUser(r.Context(), id, p.UserID, edit)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "user.edit", "user", id,
-			slog.String("username", edit.Username), slog.Bool("age_verified", edit.AgeVerified),
-			slog.Any("added_roles", ids(edit.AddedRoles)), slog.Any("removed_roles", ids(edit.RemovedRoles)))
+		audit.Record(r.Context(), "user.edit", "user", id, userChanges(res)...)
 		httpapi.OK(w, r, MsgUserEdited)
 	})
 }
@@ -185,10 +192,16 @@ func handleLogoutUser(store Store) http.Handler {
 	})
 }
 
-// ids is a list of ids for an audit record: never null, so "none" reads as [].
-func ids(v []int64) []int64 {
-	if v == nil {
-		return []int64{}
+// userChanges are the attributes of an edit's audit record: each field it changed
+// with its value before and after, and the roles it really granted and took away.
+func userChanges(res catalog.UserEditResult) []slog.Attr {
+	var out []slog.Attr
+	if res.Before.Username != res.After.Username {
+		out = append(out, audit.Change("username", res.Before.Username, res.After.Username))
 	}
-	return v
+	if res.Before.AgeVerified != res.After.AgeVerified {
+		out = append(out, audit.Change("age_verified", res.Before.AgeVerified, res.After.AgeVerified))
+	}
+	return append(out, slog.Any("added_roles", audit.IDs(res.AddedRoles)),
+		slog.Any("removed_roles", audit.IDs(res.RemovedRoles)))
 }

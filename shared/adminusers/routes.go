@@ -19,7 +19,7 @@ import (
 type Store interface {
 	Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error)
 	User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error)
-	EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) error
+	EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) (catalog.UserEditResult, error)
 	DeleteUser(ctx context.Context, id, actorID int64) (image string, err error)
 	LogoutUser(ctx context.Context, id, actorID int64) error
 }

@@ -223,8 +223,12 @@ func (s *Sessions) require(perm string, h http.Handler) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
+		// The user is known from here on: a refusal, here or by the store's access
+		// rules, is recorded with them (httpapi.Error records every 403).
+		r = r.WithContext(httpapi.WithActor(r.Context(), p.UserID))
 		if perm != "" && !p.Has(perm) {
-			httpapi.Error(w, r, apperr.New(apperr.Forbidden, apperr.MsgForbidden))
+			httpapi.Error(w, r, apperr.Wrap(apperr.Forbidden, apperr.MsgForbidden,
+				fmt.Errorf("user %d lacks the permission %s", p.UserID, perm)))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))

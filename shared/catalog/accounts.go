@@ -105,6 +105,36 @@ type UserEdit struct {
 	RemovedRoles []int64
 }
 
+// UserEditResult is what an edit of a user changed: the username and age verification
+// before and after, and the roles it really granted and took away (a role asked for
+// that the user held already, or removed that they lacked, is no change; the default
+// role given to a user left without one is among the granted). For the audit record.
+type UserEditResult struct {
+	Before, After UserFacts
+	AddedRoles    []int64
+	RemovedRoles  []int64
+}
+
+// UserFacts are the editable facts of a user account.
+type UserFacts struct {
+	Username    string
+	AgeVerified bool
+}
+
+// RoleEditResult is what an edit of a role changed: the name and description before
+// and after, and the permissions it really added and removed.
+type RoleEditResult struct {
+	Before, After      RoleFacts
+	AddedPermissions   []int64
+	RemovedPermissions []int64
+}
+
+// RoleFacts are the editable texts of a role.
+type RoleFacts struct {
+	Name        string
+	Description *string
+}
+
 // Role is one role in the role list.
 type Role struct {
 	ID              int64   `json:"id"`

@@ -140,7 +140,7 @@ func Load(getenv func(string) string) (Config, error) {
 		OAuthRateWindow:      p.duration("OAUTH_RATE_WINDOW", 15*time.Minute),
 		ImageMaxBytes:        p.int("IMAGE_MAX_BYTES", 10<<20),
 		ImageMaxPixels:       p.int("IMAGE_MAX_PIXELS", 50_000_000),
-		ImageMaxDecodedBytes: p.int("IMAGE_MAX_DECODED_BYTES", 150_000_000),
+		ImageMaxDecodedBytes: p.int("IMAGE_MAX_DECODED_BYTES", 200<<20),
 		CDNCacheBytes:        int64(p.int("CDN_CACHE_BYTES", 64<<20)),
 		AvatarNotifier:       p.str("AVATAR_NOTIFIER", "http"),
 		CDNFunctionName:      getenv("CDN_FUNCTION_NAME"),

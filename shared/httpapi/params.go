@@ -78,11 +78,6 @@ func Order(r *http.Request, def string, allowed ...string) (string, error) {
 	return v, nil
 }
 
-// Search returns the trimmed search query parameter ("" for none).
-func Search(r *http.Request) string {
-	return strings.TrimSpace(r.URL.Query().Get("search"))
-}
-
 // parsePositive accepts an id in canonical form only: ASCII digits, no sign, no
 // spaces, no leading zero, greater than zero and within int64 (every id column is
 // bigint). "+1", "01", " 1" and "1 " are not 1: each id has one spelling.

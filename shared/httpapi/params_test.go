@@ -135,7 +135,12 @@ func wrapped(timeout time.Duration, extra ...Route) http.Handler {
 				Error(w, r, err)
 				return
 			}
-			JSON(w, r, http.StatusOK, []any{c, p.Limit, p.Offset, o, Search(r), r.URL.Query().Get("other")})
+			search, err := Search(r)
+			if err != nil {
+				Error(w, r, err)
+				return
+			}
+			JSON(w, r, http.StatusOK, []any{c, p.Limit, p.Offset, o, search, r.URL.Query().Get("other")})
 		})},
 	}
 	return Wrap(NewMux(append(routes, extra...)), Options{RequestTimeout: timeout, Log: slog.New(slog.DiscardHandler)})

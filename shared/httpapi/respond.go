@@ -78,7 +78,13 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		Message(w, r, StatusClientClosedRequest, "Client closed request")
 		return
 	}
-	if status >= 500 {
+	if status == http.StatusForbidden {
+		why := ""
+		if e.Err != nil {
+			why = e.Err.Error()
+		}
+		refused(r, why)
+	} else if status >= 500 {
 		log.Error("request failed", "status", status, "error", err.Error())
 	} else if e.Err != nil {
 		log.Debug("request rejected", "status", status, "error", err.Error())

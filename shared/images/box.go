@@ -6,8 +6,8 @@ import (
 )
 
 // boxReduce averages each k x k block of img into one pixel, straight from
-// the planes the decoder produced (Y, Cb and Cr of a JPEG or lossy WebP,
-// gray), keeping the chroma subsampling: no RGBA copy of the full-size image
+// the planes the decoder produced (Y, Cb and Cr of a JPEG or lossy WebP, its
+// alpha, gray, the interleaved CMYK of a 4-component JPEG), keeping the chroma subsampling: no RGBA copy of the full-size image
 // is made. imaging has no such step: it converts every source pixel to NRGBA
 // as it resamples, with a filter whose taps grow with the scale. The reduced
 // image covers the centre of img, its sides multiples of 4 (whole chroma
@@ -36,9 +36,24 @@ func boxReduce(img image.Image, k int) (small image.Image, ok bool) {
 		boxPlane(d.Cr, d.CStride, cw, ch, m.Cr[co:], m.CStride, k)
 		wg.Wait()
 		return d, true
+	case *image.NYCbCrA: // lossy WebP with alpha
+		if m.Rect.Min.X%4 != 0 || m.Rect.Min.Y%4 != 0 {
+			return nil, false
+		}
+		c, ok := boxReduce(&m.YCbCr, k)
+		if !ok {
+			return nil, false
+		}
+		d := &image.NYCbCrA{YCbCr: *c.(*image.YCbCr), A: make([]uint8, ow*oh), AStride: ow}
+		boxPlane(d.A, d.AStride, ow, oh, m.A[m.AOffset(x0, y0):], m.AStride, k)
+		return d, true
 	case *image.Gray:
 		d := image.NewGray(out)
 		boxPlane(d.Pix, d.Stride, ow, oh, m.Pix[m.PixOffset(x0, y0):], m.Stride, k)
+		return d, true
+	case *image.CMYK: // 4-component JPEG
+		d := image.NewCMYK(out)
+		boxInterleaved(d.Pix, d.Stride, ow, oh, m.Pix[m.PixOffset(x0, y0):], m.Stride, k, 4)
 		return d, true
 	}
 	return nil, false
@@ -65,6 +80,31 @@ func boxPlane(dst []uint8, dstStride, w, h int, src []uint8, srcStride, k int) {
 		out := dst[y*dstStride : y*dstStride+w]
 		for x, s := range acc {
 			out[x] = uint8((s + n/2) / n)
+		}
+	}
+}
+
+// boxInterleaved is boxPlane for samples of n interleaved channels.
+func boxInterleaved(dst []uint8, dstStride, w, h int, src []uint8, srcStride, k, n int) {
+	acc := make([]uint32, w*n)
+	d := uint32(k * k)
+	for y := range h {
+		clear(acc)
+		for j := range k {
+			row := src[(y*k+j)*srcStride:]
+			row = row[:w*k*n]
+			for x := range w {
+				a := acc[x*n : x*n+n]
+				for px := row[x*k*n : (x+1)*k*n]; len(px) >= n; px = px[n:] {
+					for c := range a {
+						a[c] += uint32(px[c])
+					}
+				}
+			}
+		}
+		out := dst[y*dstStride : y*dstStride+w*n]
+		for i, s := range acc {
+			out[i] = uint8((s + d/2) / d)
 		}
 	}
 }

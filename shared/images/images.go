@@ -13,9 +13,9 @@
 // Msg* messages, returned before anything could be stored: unsupported formats,
 // undecodable or truncated data, a body larger than Limits.MaxBytes (judged
 // from the Base64 length, before anything is decoded) and images with more
-// than Limits.MaxPixels pixels or whose decoded pixels would take more than
-// Limits.MaxDecodedBytes (both judged from the header, before the pixels are
-// decoded, so a small file declaring a huge canvas costs nothing).
+// than Limits.MaxPixels pixels or whose decoding and scaling would allocate
+// more than Limits.MaxDecodedBytes (both judged from the header, before the
+// pixels are decoded, so a small file declaring a huge canvas costs nothing).
 //
 // # Renditions
 //
@@ -36,26 +36,27 @@
 //
 // # Speed and memory
 //
-// The source is decoded once, after its header has shown that the decoded
-// pixels (width x height x the bytes a pixel of its decoded format takes, 8
-// for a 16-bit RGBA PNG) fit Limits.MaxDecodedBytes: the decoder's output is
-// the largest allocation of an upload, and this bound keeps the worst
-// accepted upload well within a function's memory. A large JPEG is first
-// box-reduced straight from its decoded planes (Y, Cb, Cr, without converting
-// to RGB) by the largest integer factor that leaves at least the High size;
-// imaging then scales it with a Catmull-Rom filter and crops the centre
-// square, and Scaled is derived from High. The orientation is applied to the
-// small result. For a 12-megapixel JPEG this allocates a third of what
-// decoding with imaging and a Lanczos Fill per size does, half of what a
-// Catmull-Rom Fill does, and takes less CPU time than either, the decoder's
-// time being most of it; see the benchmarks.
+// The source is decoded once, after its header has shown that everything
+// the decoder and the scaling after it allocate fits Limits.MaxDecodedBytes
+// (peak.go): the decoded image and the decoder's own working memory, which
+// for a progressive JPEG is several times the image (its coefficients), for
+// a 4-component JPEG a second, CMYK copy, for an interlaced PNG its passes.
+// This bound, not the pixel count, is what keeps the worst accepted upload
+// within a function's memory. The centre square is cut out of the decoded
+// image without copying it; a large JPEG is box-reduced straight from its
+// decoded planes (Y, Cb, Cr, without converting to RGB) by the largest
+// integer factor that leaves at least the High size; imaging then scales it
+// with a Catmull-Rom filter, and Scaled is derived from High. The orientation
+// is applied to the small result. For a 12-megapixel JPEG this allocates a
+// third of what decoding with imaging and a Lanczos Fill per size does, half
+// of what a Catmull-Rom Fill does, and takes less CPU time than either, the
+// decoder's time being most of it; see the benchmarks.
 package images
 
 import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -81,15 +82,17 @@ const (
 // Default limits, the same as the service configuration's defaults
 // (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DECODED_BYTES).
 //
-// DefaultMaxDecodedBytes admits a JPEG of DefaultMaxPixels at 3 bytes a pixel
-// (the decoder's worst, 4:4:4) and an 8-bit RGBA PNG of 37.5 megapixels, a
-// 16-bit one of 18.75 (4330x4330). The worst accepted upload holds that
-// buffer and at most a few more megabytes while it is processed, well under
-// the 1024 MB of the functions that take uploads.
+// DefaultMaxDecodedBytes bounds what decoding and scaling an upload allocate
+// (peak.go), so that the worst accepted upload of every format, with a file
+// of DefaultMaxBytes, keeps a fresh process under 256 MiB (docs/performance.md,
+// "Image decoder peak memory"). It admits a baseline 4:2:0 JPEG of
+// DefaultMaxPixels, a progressive one of 25 megapixels, a progressive CMYK one
+// of 8, an 8-bit RGBA PNG of 47 and a 16-bit one of 24 (12 interlaced), a
+// lossless WebP of 7, as its Huffman tables may take 139 MiB at any size.
 const (
 	DefaultMaxBytes        = 10 << 20
 	DefaultMaxPixels       = 50_000_000
-	DefaultMaxDecodedBytes = 3 * DefaultMaxPixels
+	DefaultMaxDecodedBytes = 200 << 20
 )
 
 // Encoder qualities of the JPEG renditions.
@@ -104,7 +107,7 @@ const (
 	MsgNotBase64         = "Image data must be Base64-encoded"
 	MsgUnsupportedFormat = "Unsupported image format"
 	MsgImageTooLarge     = "Image too large"
-	MsgImageTooDeep      = "Image too large once decoded (width x height x bytes per pixel)"
+	MsgImageTooDeep      = "Image too large once decoded"
 )
 
 // Content types of the formats Sniff recognises.
@@ -120,7 +123,7 @@ const (
 type Limits struct {
 	MaxBytes        int // largest image file (the Base64 decoded), in bytes
 	MaxPixels       int // largest width*height
-	MaxDecodedBytes int // largest width*height*bytes per decoded pixel
+	MaxDecodedBytes int // most memory decoding and scaling may allocate, reckoned from the header
 }
 
 func (l Limits) withDefaults() Limits {
@@ -175,9 +178,9 @@ func Process(encoded string, lim Limits) (Result, error) {
 		return Result{}, apperr.Wrap(apperr.Invalid, MsgImageTooLarge,
 			fmt.Errorf("%dx%d is more than %d pixels", cfg.Width, cfg.Height, lim.MaxPixels))
 	}
-	if n := int64(cfg.Width) * int64(cfg.Height) * int64(bytesPerPixel(cfg.ColorModel)); n > int64(lim.MaxDecodedBytes) {
+	if n := peakBytes(f, raw, cfg.Width, cfg.Height); n > int64(lim.MaxDecodedBytes) {
 		return Result{}, apperr.Wrap(apperr.Invalid, MsgImageTooDeep,
-			fmt.Errorf("%s %dx%d decodes to %d bytes, at most %d allowed", f.contentType(), cfg.Width, cfg.Height, n, lim.MaxDecodedBytes))
+			fmt.Errorf("%s %dx%d takes %d bytes to decode and scale, at most %d allowed", f.contentType(), cfg.Width, cfg.Height, n, lim.MaxDecodedBytes))
 	}
 	orientation := 1
 	if f == formatJPEG {
@@ -192,27 +195,6 @@ func Process(encoded string, lim Limits) (Result, error) {
 			fmt.Errorf("%s decoded to an empty image", f.contentType()))
 	}
 	return render(img, orientation)
-}
-
-// bytesPerPixel is the size of a pixel in the image the standard decoders
-// return for a header's color model: JPEG and lossy WebP decode to YCbCr (3
-// bytes at 4:4:4, DecodeConfig does not tell the subsampling), PNG to 1 to 8
-// bytes (16-bit RGBA is image.RGBA64), GIF to a palette index.
-func bytesPerPixel(m color.Model) int {
-	switch m {
-	case color.GrayModel, color.AlphaModel:
-		return 1
-	case color.Gray16Model, color.Alpha16Model:
-		return 2
-	case color.YCbCrModel:
-		return 3
-	case color.NYCbCrAModel, color.RGBAModel, color.NRGBAModel, color.CMYKModel:
-		return 4
-	}
-	if _, ok := m.(color.Palette); ok {
-		return 1
-	}
-	return 8 // RGBA64, NRGBA64, or a model not listed: the widest
 }
 
 // Sniff reports the content type of an encoded image from its magic bytes,

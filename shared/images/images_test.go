@@ -468,13 +468,22 @@ func TestProcessRejects(t *testing.T) {
 	}
 }
 
-// TestProcessRefusesDecodedSize checks the bound on decoded bytes: a small
-// file whose pixels decode to more than the limit is refused from its header,
-// before anything is decoded; the same pixels at fewer bytes a pixel pass.
+// TestProcessRefusesDecodedSize checks the bound on what decoding takes: a
+// small file whose decoding would allocate more than the limit is refused
+// from its header, before anything is decoded; at the limit it passes.
 func TestProcessRefusesDecodedSize(t *testing.T) {
 	deep := deepPNG(t, 7000, 7000) // 392 MB as image.RGBA64
 	t.Logf("7000x7000 16-bit PNG: %d bytes", len(deep))
-	gray := image.NewGray(image.Rect(0, 0, 100, 100))
+	deep200 := deepPNG(t, 200, 200)
+	grayJPEG := encodeJPEG(t, image.NewGray(image.Rect(0, 0, 100, 100)), 80)
+	colorJPEG := encodeJPEG(t, photo(100, 100, 1), 80)
+	peak := func(raw []byte) int {
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(peakBytes(sniff(raw), raw, cfg.Width, cfg.Height))
+	}
 	tests := []struct {
 		name    string
 		in      []byte
@@ -482,10 +491,10 @@ func TestProcessRefusesDecodedSize(t *testing.T) {
 		wantMsg string // "" for accepted
 	}{
 		{"16-bit PNG 7000x7000, defaults", deep, Limits{}, MsgImageTooDeep},
-		{"16-bit PNG 200x200 over 8 bytes a pixel", deepPNG(t, 200, 200), Limits{MaxDecodedBytes: 8*200*200 - 1}, MsgImageTooDeep},
-		{"16-bit PNG 200x200 at the limit", deepPNG(t, 200, 200), Limits{MaxDecodedBytes: 8 * 200 * 200}, ""},
-		{"gray JPEG 100x100 at 1 byte a pixel", encodeJPEG(t, gray, 80), Limits{MaxDecodedBytes: 100 * 100}, ""},
-		{"color JPEG 100x100 at 3 bytes a pixel", encodeJPEG(t, photo(100, 100, 1), 80), Limits{MaxDecodedBytes: 3*100*100 - 1}, MsgImageTooDeep},
+		{"16-bit PNG 200x200 a byte over", deep200, Limits{MaxDecodedBytes: peak(deep200) - 1}, MsgImageTooDeep},
+		{"16-bit PNG 200x200 at the limit", deep200, Limits{MaxDecodedBytes: peak(deep200)}, ""},
+		{"gray JPEG 100x100 at the limit", grayJPEG, Limits{MaxDecodedBytes: peak(grayJPEG)}, ""},
+		{"color JPEG 100x100 a byte over", colorJPEG, Limits{MaxDecodedBytes: peak(colorJPEG) - 1}, MsgImageTooDeep},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,8 +98,8 @@ func referenceDecode(s string) ([]byte, bool) {
 }
 
 // FuzzImageHeaders: the format sniffing, the header read before decoding (dimensions,
-// checked against the pixel limit) and the EXIF orientation of JPEGs take any bytes
-// without a panic, and agree with each other.
+// checked against the pixel limit, and the decoder's memory, peakBytes) and the EXIF
+// orientation of JPEGs take any bytes without a panic, and agree with each other.
 func FuzzImageHeaders(f *testing.F) {
 	for _, img := range inputSeeds(f) {
 		f.Add(img)
@@ -108,6 +108,9 @@ func FuzzImageHeaders(f *testing.F) {
 		}
 	}
 	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8 "))
+	f.Add(craftJPEG(40, 24, jpegKind("progressive YCCK 2x2")))
+	f.Add(craftJPEG(17, 9, jpegKind("baseline RGB")))
+	f.Add(craftPNG(f, 13, 7, pngSpec{depth: 16, colorType: 0, trns: true, interlaced: true}))
 	f.Add([]byte("\xff\xd8\xff\xe1\x00\x10Exif\x00\x00MM\x00\x2a\x00\x00\x00\x08"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ct, ok := Sniff(b)
@@ -118,8 +121,14 @@ func FuzzImageHeaders(f *testing.F) {
 		if !ok {
 			return
 		}
-		if cfg, err := fm.decodeConfig(bytes.NewReader(b)); err == nil && (cfg.Width < 0 || cfg.Height < 0) {
-			t.Fatalf("negative dimensions %dx%d", cfg.Width, cfg.Height)
+		if cfg, err := fm.decodeConfig(bytes.NewReader(b)); err == nil {
+			if cfg.Width < 0 || cfg.Height < 0 {
+				t.Fatalf("negative dimensions %dx%d", cfg.Width, cfg.Height)
+			}
+			// Every decoder allocates at least a byte a pixel.
+			if p := peakBytes(fm, b, cfg.Width, cfg.Height); p < int64(cfg.Width)*int64(cfg.Height) {
+				t.Fatalf("%dx%d: peakBytes %d", cfg.Width, cfg.Height, p)
+			}
 		}
 		if fm == formatJPEG {
 			if o := jpegOrientation(b); o < 1 || o > 8 {

@@ -15,8 +15,8 @@ var filter = imaging.CatmullRom
 
 // render crops, scales, orients and encodes a decoded image.
 func render(img image.Image, orientation int) (Result, error) {
-	b := img.Bounds()
-	side := min(b.Dx(), b.Dy())
+	img = centre(img)
+	side := img.Bounds().Dx()
 	high := square(reduce(img), min(HighSize, side))
 	high = orient(high, orientation)
 	scaled := high
@@ -40,6 +40,25 @@ func render(img image.Image, orientation int) (Result, error) {
 	return res, nil
 }
 
+// centre returns the centred square of img as a sub-image that shares its
+// pixels (every decoder's image type has SubImage), its corner a multiple of
+// 4 from img's so that box-reducing starts on whole chroma samples. Scaling
+// only the square keeps imaging's intermediate image, HighSize wide and as
+// tall as the source, at most as tall as the square: for a panorama or a
+// tall strip it would be larger than the decoded image (peak.go counts it).
+func centre(img image.Image) image.Image {
+	b := img.Bounds()
+	s := min(b.Dx(), b.Dy())
+	si, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok || (b.Dx() == s && b.Dy() == s) {
+		return img
+	}
+	x0, y0 := b.Min.X+(b.Dx()-s)/2&^3, b.Min.Y+(b.Dy()-s)/2&^3
+	return si.SubImage(image.Rect(x0, y0, x0+s, y0+s))
+}
+
 // reduce returns img box-reduced by the largest integer factor that leaves
 // its shorter side at least the High size, when img has planes to reduce
 // (boxReduce), so that imaging's filter works on a small image and scales it
@@ -56,8 +75,9 @@ func reduce(img image.Image) image.Image {
 }
 
 // square returns the centred size x size square of img, scaled with imaging
-// so that its shorter side is size, then cropped. (imaging.Fill crops first,
-// which copies the whole crop of the full-size image as NRGBA.)
+// so that its shorter side is size, then cropped. (imaging.Fill crops with
+// imaging.Crop, which copies the whole crop of the full-size image as NRGBA;
+// centre has cut the square already, without a copy.)
 func square(img image.Image, size int) *image.NRGBA {
 	b := img.Bounds()
 	var m *image.NRGBA

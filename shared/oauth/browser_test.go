@@ -1,11 +1,13 @@
 package oauth_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,10 @@ func TestBrowserLogin(t *testing.T) {
 	api.Listener = ln
 	api.Start()
 	t.Cleanup(api.Close)
+
+	t.Run("login and link with each provider", func(t *testing.T) {
+		browserLoginAndLink(t, e, apiURL, frontend.URL)
+	})
 
 	tests := []struct {
 		name    string
@@ -110,6 +116,73 @@ func TestBrowserLogin(t *testing.T) {
 			if u, _ := url.Parse(landed); u.Host != strings.TrimPrefix(frontend.URL, "http://") {
 				t.Errorf("landed off the frontend: %s", landed)
 			}
+		})
+	}
+}
+
+// browserLoginAndLink signs up with each provider in a fresh browser, through the
+// stand-in's consent page, then links the next provider to that account in the same
+// browser: a full login and a full link flow per provider, against stand-ins that
+// accept only what an operator registers (for GitHub, the one callback prefix).
+func browserLoginAndLink(t *testing.T, e *env, apiURL, frontend string) {
+	names := []string{providertest.Google, providertest.Discord, providertest.GitHub}
+	accounts := map[string]func(n int) providertest.User{
+		providertest.Google: func(n int) providertest.User {
+			return providertest.User{ID: fmt.Sprintf("2050000000000000000%02d", n), Name: fmt.Sprintf("Browser %d", n)}
+		},
+		providertest.Discord: func(n int) providertest.User {
+			return providertest.User{ID: fmt.Sprintf("8035111022467%04d", n), Login: fmt.Sprintf("browser.%d", n)}
+		},
+		providertest.GitHub: func(n int) providertest.User {
+			return providertest.User{ID: fmt.Sprint(77000 + n), Login: fmt.Sprintf("browser-%d", n), Emails: []providertest.Email{}}
+		},
+	}
+	consentAndLand := func(t *testing.T, browser context.Context, start string) string {
+		t.Helper()
+		if err := chromedp.Do(browser,
+			chromedp.Navigate(start),
+			chromedp.WaitVisible(chromedp.ID("authorize")),
+			chromedp.Click(chromedp.ID("authorize")),
+			chromedp.WaitVisible(chromedp.ID("frontend")),
+		); err != nil {
+			t.Fatalf("%s: consent and land on the frontend: %v", start, err)
+		}
+		landed, err := chromedp.Run(browser, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return landed
+	}
+	for i, login := range names {
+		link := names[(i+1)%len(names)]
+		t.Run(login+" then "+link, func(t *testing.T) {
+			e.stand[login].QueueUser(accounts[login](i))
+			e.stand[link].QueueUser(accounts[link](i + 10))
+			browser := testenv.Browser(t, 90*time.Second)
+			if landed := consentAndLand(t, browser, apiURL+"/auth/oauth/"+login); landed != frontend+"/login?oauth_success=1" {
+				t.Fatalf("login landed on %s", landed)
+			}
+			if landed := consentAndLand(t, browser, apiURL+"/auth/oauth/link/"+link); landed != frontend+"/settings?link_success="+link {
+				t.Fatalf("link landed on %s", landed)
+			}
+			res, err := chromedp.Call(browser, network.GetCookies, network.GetCookiesParams{URLs: []string{apiURL + "/"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Cookies {
+				if c.Name == auth.RefreshCookie {
+					conns := connections(t, e, &http.Cookie{Name: c.Name, Value: c.Value})
+					want := []string{login, link}
+					slices.Sort(want)
+					got := strings.Split(providersOf(conns), ",")
+					slices.Sort(got)
+					if !slices.Equal(got, want) {
+						t.Errorf("connections %v, want %v", got, want)
+					}
+					return
+				}
+			}
+			t.Fatal("no refreshToken cookie after the login")
 		})
 	}
 }

@@ -1,9 +1,11 @@
 package oauth
 
 import (
+	"log/slog"
 	"net/http"
 	"slices"
 
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/oauth/providers"
@@ -50,6 +52,7 @@ func handleUnlink(store Store, sessions Sessions) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
+		audit.RecordBy(r.Context(), user.UserID, "user.unlink", "user", user.UserID, slog.String("provider", provider))
 		httpapi.OK(w, r, catalog.MsgProviderUnlinked)
 	})
 }

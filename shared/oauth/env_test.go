@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/infra/standins"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -42,6 +43,8 @@ type envOptions struct {
 	consentPage bool     // stand-ins show their HTML consent page
 	limiter     oauth.Limiter
 	counter     *postgres.QueryCounter
+	logs        io.Writer // JSON logs of the requests; nil discards them
+	secure      bool      // the cookies of every environment but DB_ENV=local
 }
 
 // env is the oauth group on a fresh database with the demo data, real DynamoDB tables
@@ -54,6 +57,8 @@ type env struct {
 	stand    map[string]*providertest.Server
 	frontend string
 	offset   atomic.Int64 // the state clock's offset from the real clock
+	// stateCookie is the name of the state cookie the group sets.
+	stateCookie string
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -63,7 +68,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 		dbOpts = append(dbOpts, postgres.WithTracer(o.counter))
 	}
 	db := testenv.NewDemoDB(t, dbOpts...)
-	e := &env{db: db, frontend: o.frontend, stand: map[string]*providertest.Server{}}
+	e := &env{db: db, frontend: o.frontend, stand: map[string]*providertest.Server{}, stateCookie: oauth.LocalStateCookie}
+	if o.secure {
+		e.stateCookie = oauth.StateCookie
+	}
 	if e.frontend == "" {
 		e.frontend = testFrontend
 	}
@@ -83,7 +91,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		standOpts = append(standOpts, providertest.WithConsentPage())
 	}
 	for _, name := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
-		s := providertest.New(t, name, name+"-client-id", clientSecret, standOpts...)
+		// Each stand-in accepts only what an operator registers at its provider.
+		opts := append(slices.Clip(standOpts), providertest.WithRedirectURIs(standins.Registered(name, o.apiURL)...))
+		s := providertest.New(t, name, name+"-client-id", clientSecret, opts...)
 		e.stand[name] = s
 		if slices.Contains(o.unconfigure, name) {
 			continue
@@ -113,17 +123,21 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	routes := oauth.Routes(oauth.Deps{
-		Store:       db.DB,
-		Sessions:    e.sessions,
-		States:      e.states,
-		Limiter:     limiter,
-		Providers:   oauth.LoadProviders(func(k string) string { return vars[k] }, nil, log),
-		APIURL:      o.apiURL,
-		FrontendURL: e.frontend,
-		Now:         func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) },
+		Store:         db.DB,
+		Sessions:      e.sessions,
+		States:        e.states,
+		Limiter:       limiter,
+		Providers:     oauth.LoadProviders(func(k string) string { return vars[k] }, nil, log),
+		APIURL:        o.apiURL,
+		FrontendURL:   e.frontend,
+		Now:           func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) },
+		SecureCookies: o.secure,
 	})
 	// The events in events/ come from the production frontend's origin.
 	origins := []string{e.frontend, config.DefaultFrontendURL}
+	if o.logs != nil {
+		log = slog.New(slog.NewJSONHandler(o.logs, nil))
+	}
 	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: origins})
 	return e
 }
@@ -142,9 +156,9 @@ func (e *env) start(t *testing.T, path string, cookies ...*http.Cookie) (string,
 	if rec.Code != http.StatusFound {
 		t.Fatalf("GET %s = %d %s, want 302", path, rec.Code, rec.Body)
 	}
-	sc := cookieNamed(rec.Result().Cookies(), oauth.StateCookie)
+	sc := cookieNamed(rec.Result().Cookies(), e.stateCookie)
 	if sc == nil || sc.Value == "" {
-		t.Fatalf("GET %s set no %s cookie", path, oauth.StateCookie)
+		t.Fatalf("GET %s set no %s cookie", path, e.stateCookie)
 	}
 	return rec.Header().Get("Location"), sc
 }

@@ -77,7 +77,7 @@ func startEvent(t *testing.T, e *env, name string, cookies ...*http.Cookie) (url
 	if resp.StatusCode != http.StatusFound {
 		t.Fatalf("%s: status %d %s, want 302", name, resp.StatusCode, resp.Body)
 	}
-	sc := setCookie(t, resp, oauth.StateCookie)
+	sc := setCookie(t, resp, oauth.LocalStateCookie)
 	if sc == nil {
 		t.Fatalf("%s set no state cookie", name)
 	}
@@ -102,7 +102,7 @@ func TestEvents(t *testing.T) {
 				if loc := headerOf(resp).Get("Location"); !strings.HasPrefix(loc, e.stand[providertest.Google].AuthURL+"?") {
 					t.Errorf("Location %s, want the google consent page", loc)
 				}
-				if setCookie(t, resp, oauth.StateCookie) == nil {
+				if setCookie(t, resp, oauth.LocalStateCookie) == nil {
 					t.Error("no state cookie")
 				}
 			},

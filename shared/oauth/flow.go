@@ -24,15 +24,26 @@ import (
 const StateTTL = 10 * time.Minute
 
 // StateCookie is the cookie that binds a flow to the browser that started it: a
-// SHA-256 hash (base64url) of the state token, HttpOnly, SameSite=Lax, Path=/auth/oauth,
-// Max-Age StateTTL. A browser runs one flow at a time: starting another replaces it.
-const StateCookie = "oauth_state"
+// SHA-256 hash (base64url) of the state token, HttpOnly, SameSite=Lax, Max-Age
+// StateTTL. A browser runs one flow at a time: starting another replaces it.
+//
+// Outside DB_ENV=local it is StateCookie: the __Host- prefix makes browsers accept it
+// only with Secure, Path=/ and no Domain, so a sibling subdomain (which may set cookies
+// for the parent domain) cannot plant a state of its own in the victim's browser. On
+// the local stack, served over plain http, it is LocalStateCookie (Path=/auth/oauth,
+// not Secure): browsers refuse a __Host- cookie without Secure, and Secure cookies
+// over http are not kept by every browser.
+const (
+	StateCookie      = "__Host-oauth_state"
+	LocalStateCookie = "oauth_state"
+)
 
 // The reasons of the callbacks' error redirects (oauth_error, link_error).
 const (
 	ReasonAccessDenied        = "access_denied"        // the user declined at the provider
 	ReasonInvalidState        = "invalid_state"        // state missing, unknown, used, expired, of another provider, flow, user or browser
 	ReasonExchangeFailed      = "exchange_failed"      // code exchange or profile fetch failed
+	ReasonRateLimited         = "rate_limited"         // the provider refused the exchange or profile fetch for its rate limit
 	ReasonAlreadyLinked       = "already_linked"       // link: the user has that provider linked already
 	ReasonProviderInUse       = "provider_in_use"      // link: the provider account belongs to another user
 	ReasonUnauthorized        = "unauthorized"         // link: refreshToken cookie missing or invalid
@@ -108,16 +119,21 @@ func (f *flows) begin(w http.ResponseWriter, r *http.Request, p providers.Provid
 	found(w, p.AuthCodeURL(st.Token, challenge, f.callbackURL(p.Name(), flow)))
 }
 
+// stateCookie is the state cookie to set (StateCookie, or LocalStateCookie when the
+// cookies are not Secure).
 func (f *flows) stateCookie(value string, maxAge int) *http.Cookie {
-	return &http.Cookie{
-		Name:     StateCookie,
+	c := &http.Cookie{
+		Name:     LocalStateCookie,
 		Value:    value,
 		Path:     "/auth/oauth",
 		MaxAge:   maxAge,
 		HttpOnly: true,
-		Secure:   f.secure,
 		SameSite: http.SameSiteLaxMode,
 	}
+	if f.secure {
+		c.Name, c.Path, c.Secure = StateCookie, "/", true
+	}
+	return c
 }
 
 // NewStateToken returns a fresh state token: 32 random bytes, base64url without
@@ -152,9 +168,9 @@ func (f *flows) consume(w http.ResponseWriter, r *http.Request, provider string,
 	if token == "" {
 		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("no state in the callback"))
 	}
-	c, err := r.Cookie(StateCookie)
+	c, err := r.Cookie(f.stateCookie("", 0).Name)
 	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(stateHash(token))) != 1 {
-		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("the state does not match the browser's oauth_state cookie"))
+		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("the state does not match the browser's state cookie"))
 	}
 	st, err := f.states.Consume(r.Context(), token)
 	switch {
@@ -192,6 +208,11 @@ func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provi
 	}
 	if errors.Is(err, providers.ErrAccessDenied) {
 		return catalog.ProviderAccount{}, fail(ReasonAccessDenied, err)
+	}
+	// A rate limit is the provider's, not the user's or ours: the frontend can say
+	// "try again in a few minutes" instead of a generic failure.
+	if errors.Is(err, providers.ErrRateLimited) {
+		return catalog.ProviderAccount{}, fail(ReasonRateLimited, err)
 	}
 	// Step 2 of the spec's callback rules, exchange and profile fetch, fails as one.
 	return catalog.ProviderAccount{}, fail(ReasonExchangeFailed, err)

@@ -3,11 +3,13 @@ package oauth
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -70,6 +72,8 @@ func linkCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store,
 	err := store.LinkProvider(r.Context(), user.UserID, acct)
 	switch {
 	case err == nil:
+		audit.RecordBy(r.Context(), user.UserID, "user.link", "user", user.UserID,
+			slog.String("provider", p.Name()), slog.String("provider_username", acct.Username))
 		return p.Name(), nil
 	case errors.Is(err, catalog.ErrProviderInUse):
 		return "", fail(ReasonProviderInUse, err)

@@ -2,9 +2,11 @@ package oauth
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 
+	"github.com/mediacatalog/service/shared/audit"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -64,7 +66,9 @@ func loginCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store
 	}
 	sessions.SetCookies(w, tokens)
 	if login.Created {
-		httpapi.Logger(r.Context()).Info("oauth sign-up", "provider", p.Name(), "user_id", login.UserID)
+		audit.RecordBy(r.Context(), login.UserID, "user.signup", "user", login.UserID,
+			slog.String("provider", p.Name()), slog.String("username", login.Username),
+			slog.String("provider_username", acct.Username))
 	}
 	return nil
 }

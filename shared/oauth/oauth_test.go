@@ -117,7 +117,7 @@ func TestLoginCookies(t *testing.T) {
 	}
 	rec := e.callback(t, consent(t, consentURL), sc)
 	e.wantRedirect(t, rec, "/login", url.Values{"oauth_success": {"1"}})
-	cleared := cookieNamed(rec.Result().Cookies(), oauth.StateCookie)
+	cleared := cookieNamed(rec.Result().Cookies(), oauth.LocalStateCookie)
 	if cleared == nil || cleared.MaxAge >= 0 {
 		t.Errorf("the callback did not clear the state cookie: %+v", cleared)
 	}
@@ -129,6 +129,57 @@ func TestLoginCookies(t *testing.T) {
 	lu, _ := url.Parse(linkURL)
 	if got, want := lu.Query().Get("redirect_uri"), testAPIURL+"/auth/oauth/link/google/callback"; got != want {
 		t.Errorf("link redirect_uri = %s, want %s", got, want)
+	}
+}
+
+// TestStateCookie holds the state cookie to its environment: outside DB_ENV=local it
+// is __Host-oauth_state (Secure, Path=/, no Domain), which browsers take only from the
+// API's own host, so a cookie a sibling subdomain plants (oauth_state, or one for the
+// parent domain) is not the one the callback reads. On the local stack, over http, it
+// stays oauth_state without Secure.
+func TestStateCookie(t *testing.T) {
+	tests := []struct {
+		name   string
+		secure bool
+		cookie string
+		path   string
+		// planted is a cookie with the flow's value under another name: the callback
+		// must not take it for the state cookie.
+		planted string
+	}{
+		{"production", true, "__Host-oauth_state", "/", "oauth_state"},
+		{"local", false, "oauth_state", "/auth/oauth", "__Host-oauth_state"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{secure: tc.secure})
+			rec := e.do(t, http.MethodGet, "/auth/oauth/github")
+			sc := cookieNamed(rec.Result().Cookies(), tc.cookie)
+			if sc == nil {
+				t.Fatalf("no %s cookie in %v", tc.cookie, rec.Result().Header["Set-Cookie"])
+			}
+			if sc.Path != tc.path || sc.Secure != tc.secure || sc.Domain != "" || !sc.HttpOnly ||
+				sc.SameSite != http.SameSiteLaxMode || sc.MaxAge != 600 {
+				t.Errorf("state cookie = %+v, want Path=%s Secure=%v no Domain HttpOnly SameSite=Lax Max-Age=600",
+					sc, tc.path, tc.secure)
+			}
+			if n := len(rec.Result().Cookies()); n != 1 {
+				t.Errorf("the start set %d cookies, want 1", n)
+			}
+			consentURL := rec.Header().Get("Location")
+
+			planted := &http.Cookie{Name: tc.planted, Value: sc.Value}
+			e.wantRedirect(t, e.callback(t, consent(t, consentURL), planted), "/login",
+				url.Values{"oauth_error": {"invalid_state"}})
+
+			consentURL, sc = e.start(t, "/auth/oauth/github")
+			rec = e.callback(t, consent(t, consentURL), sc)
+			e.wantRedirect(t, rec, "/login", url.Values{"oauth_success": {"1"}})
+			cleared := cookieNamed(rec.Result().Cookies(), tc.cookie)
+			if cleared == nil || cleared.MaxAge >= 0 || cleared.Path != tc.path || cleared.Secure != tc.secure {
+				t.Errorf("the callback did not clear the state cookie: %+v", cleared)
+			}
+		})
 	}
 }
 
@@ -353,7 +404,7 @@ func TestStateAttacks(t *testing.T) {
 		}, "/login", "oauth_error"},
 		{"state cookie holding the raw state", func(t *testing.T) request {
 			state, _ := stateFor(t, e, "/auth/oauth/google")
-			return request{"/auth/oauth/google/callback?code=abc&state=" + state, []*http.Cookie{{Name: oauth.StateCookie, Value: state}}}
+			return request{"/auth/oauth/google/callback?code=abc&state=" + state, []*http.Cookie{{Name: oauth.LocalStateCookie, Value: state}}}
 		}, "/login", "oauth_error"},
 		{"missing state", func(t *testing.T) request {
 			_, sc := e.start(t, "/auth/oauth/google")
@@ -391,7 +442,7 @@ func TestStateAttacks(t *testing.T) {
 
 // stateCookieFor is the state cookie a browser would hold for token.
 func stateCookieFor(token string) *http.Cookie {
-	return &http.Cookie{Name: oauth.StateCookie, Value: oauthStateHash(token)}
+	return &http.Cookie{Name: oauth.LocalStateCookie, Value: oauthStateHash(token)}
 }
 
 func TestProviderErrors(t *testing.T) {
@@ -405,6 +456,8 @@ func TestProviderErrors(t *testing.T) {
 		{"consent denied", (*providertest.Server).QueueDenial, "access_denied"},
 		{"code exchange fails", (*providertest.Server).FailNextToken, "exchange_failed"},
 		{"profile fetch fails", (*providertest.Server).FailNextProfile, "exchange_failed"},
+		{"rate limited", func(s *providertest.Server) { s.RateLimitNext(providertest.RateLimitJSON) }, "rate_limited"},
+		{"rate limited with an HTML page", func(s *providertest.Server) { s.RateLimitNext(providertest.RateLimitHTML) }, "rate_limited"},
 	}
 	for _, tc := range tests {
 		for _, provider := range []string{providertest.Google, providertest.Discord, providertest.GitHub} {
@@ -463,7 +516,7 @@ func TestUnsupportedProvider(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := e.do(t, http.MethodGet, tc.target, tc.cookies...)
 			wantMessage(t, rec, http.StatusBadRequest, "Unsupported provider")
-			if c := cookieNamed(rec.Result().Cookies(), oauth.StateCookie); c != nil {
+			if c := cookieNamed(rec.Result().Cookies(), oauth.LocalStateCookie); c != nil {
 				t.Error("an unsupported provider got a state cookie")
 			}
 		})
@@ -475,7 +528,10 @@ func TestUnsupportedProvider(t *testing.T) {
 	}
 	for _, tc := range callbacks {
 		t.Run(tc.target, func(t *testing.T) {
-			e.wantRedirect(t, e.do(t, http.MethodGet, tc.target, member), tc.page, url.Values{tc.param: {"unsupported_provider"}})
+			// A callback answers every input with a redirect, an unknown provider too: the
+			// request is malformed on purpose, and only the answer is held to the document.
+			req := testenv.Malformed(testenv.Request(http.MethodGet, tc.target, nil, member))
+			e.wantRedirect(t, testenv.Do(t, e.h, req), tc.page, url.Values{tc.param: {"unsupported_provider"}})
 		})
 	}
 	t.Run("other action", func(t *testing.T) {
@@ -529,6 +585,9 @@ func TestNoOpenRedirect(t *testing.T) {
 			req.Host = "evil.example"
 			req.Header.Set("X-Forwarded-Host", "evil.example")
 			req.Header.Set("Referer", evil)
+			if strings.Contains(target, "evil.example/") {
+				req = testenv.Malformed(req) // the provider is not one of the document's
+			}
 			rec := testenv.Do(t, e.h, req)
 			e.wantRedirect(t, rec, tc.page, tc.query)
 		})

@@ -6,9 +6,10 @@
 // A flow starts at GET /auth/oauth/{provider} (login) or /auth/oauth/link/{provider}
 // (link, with the refreshToken cookie). The start stores a state token in DynamoDB,
 // bound to the provider, the flow, the user in the link flow, and the PKCE verifier;
-// it expires after 10 minutes and is consumed once. The browser gets an oauth_state
-// cookie (HttpOnly, SameSite=Lax, Path=/auth/oauth, 10 minutes) holding a SHA-256
-// hash of the token, and a callback is accepted only from the browser that carries it:
+// it expires after 10 minutes and is consumed once. The browser gets a state cookie
+// (__Host-oauth_state, HttpOnly, Secure, SameSite=Lax, Path=/, 10 minutes; on the
+// local stack oauth_state, Path=/auth/oauth, see StateCookie) holding a SHA-256 hash of
+// the token, and a callback is accepted only from the browser that carries it:
 // a login CSRF (an attacker's state and code pushed into a victim's browser) fails.
 //
 // The callbacks always redirect to the frontend (config FrontendURL), never to an
@@ -77,8 +78,8 @@ type Deps struct {
 	// FrontendURL is the frontend's origin (config FrontendURL), the only target of
 	// the callbacks' redirects.
 	FrontendURL string
-	// SecureCookies marks the oauth_state cookie Secure (every environment but
-	// DB_ENV=local).
+	// SecureCookies makes the state cookie __Host-oauth_state, Secure (every
+	// environment but DB_ENV=local); without it the cookie is oauth_state.
 	SecureCookies bool
 	// Now is the clock of the state tokens' expiry; nil is time.Now.
 	Now func() time.Time

@@ -16,8 +16,16 @@ import (
 //     role, and adds a permission to a role or removes one from it only if it holds
 //     that permission;
 //   - nobody changes their own roles, and nobody adds permissions to a role they hold;
-//   - only a full admin changes the roles of, logs out or deletes a full admin;
+//   - only a full admin changes anything of a full admin's account (username,
+//     age_verified, profile image, roles), logs a full admin out or deletes one;
+//   - only a full admin removes a permission from a role that a full admin holds,
+//     deletes such a role or renames it: otherwise a delegated admin could first make
+//     a full admin an ordinary user and then act on them, or swap the role's name
+//     with another's so that a full admin grants it by the wrong label;
 //   - a write that would leave no full admin where there was one is refused.
+//
+// docs/access-rules.md states the rules as one table (who may do what to whom), and
+// TestAccessRuleTable (shared/adminusers) holds the code to it cell by cell.
 //
 // A full admin is a user whose roles together grant every built-in permission (every
 // permission with a key; the demo's admin role alone grants them all). A full admin
@@ -107,6 +115,16 @@ func keepAFullAdmin(ctx context.Context, tx pgx.Tx, before int64) error {
 		return forbidden("the write would leave no full admin")
 	}
 	return nil
+}
+
+// heldByFullAdmin reports whether a full admin holds role id now.
+func heldByFullAdmin(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
+	var ok bool
+	if err := tx.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM user_roles WHERE role_id = $1 AND user_id IN (`+fullAdmins+`))`, id).Scan(&ok); err != nil {
+		return false, fmt.Errorf("is role %d held by a full admin: %w", id, err)
+	}
+	return ok, nil
 }
 
 // rolePermissions returns the ids of the permissions each of roles grants.

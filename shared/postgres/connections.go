@@ -4,9 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mtibben/confusables"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -24,11 +30,92 @@ const (
 // between the choice and the insert.
 const createAttempts = 4
 
+// freeUsername is base, or base-N with the smallest N >= 2, whose nameKey no user's
+// username has and which no user has as slug. Only the names keyed like base or
+// base-<anything> matter, so the pass over the usernames keeps just those.
+func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
+	baseKey := nameKey(base)
+	prefix := baseKey + nameKey("-")
+	var baseTaken bool
+	suffixes := map[string]bool{} // keys after prefix of the names keyed base-<anything>
+	rows, _ := tx.Query(ctx, `SELECT username FROM users`)
+	for rows.Next() {
+		k := nameKey(string(rows.RawValues()[0]))
+		switch {
+		case k == baseKey:
+			baseTaken = true
+		case strings.HasPrefix(k, prefix):
+			suffixes[k[len(prefix):]] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("read the usernames: %w", err)
+	}
+	rows, _ = tx.Query(ctx, `SELECT slug FROM users WHERE slug = $1 OR slug LIKE $2`, base, escapeLike(base)+"-%")
+	slugs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("read the slugs like %q: %w", base, err)
+	}
+	for _, s := range slugs {
+		if s == base {
+			baseTaken = true
+		}
+	}
+	if !baseTaken {
+		return base, nil
+	}
+	for n := 2; ; n++ {
+		name := fmt.Sprintf("%s-%d", base, n)
+		if !suffixes[nameKey(strconv.Itoa(n))] && !slices.Contains(slugs, name) {
+			return name, nil
+		}
+	}
+}
+
+// nameKey is what two usernames share when they differ only by case or by confusable
+// characters: the Unicode TR39 skeleton (github.com/mtibben/confusables, the Unicode
+// confusables table) of the name case-folded (golang.org/x/text/cases) and in NFKC
+// (fullwidth and other compatibility forms as their plain letters and digits), folded
+// again since a skeleton may map to capitals. "Admin", "ADMIN", "аdmin" (Cyrillic а),
+// "ａdmin" (fullwidth) and "adrnin" all have the key of "admin".
+//
+// A name of ASCII characters only (most are, and every generated one) is keyed a
+// character at a time from asciiKeys: for ASCII, folding, NFKC and the decompositions
+// of the skeleton act on each character alone, and the table lookups are what keeps a
+// sign-up's pass over every username short.
+func nameKey(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return unicodeNameKey(s)
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		b.WriteString(asciiKeys[s[i]])
+	}
+	return b.String()
+}
+
+func unicodeNameKey(s string) string {
+	fold := cases.Fold()
+	return fold.String(confusables.Skeleton(norm.NFKC.String(fold.String(s))))
+}
+
+// asciiKeys is the key of each ASCII character alone.
+var asciiKeys = func() (keys [utf8.RuneSelf]string) {
+	for c := range keys {
+		keys[c] = unicodeNameKey(string(rune(c)))
+	}
+	return keys
+}()
+
 // OAuthLogin returns the user that the provider account signs in. When the account is
 // linked, that user, whose connection takes the profile's current username, email and
 // avatar. Otherwise a new user, in one transaction: a username (and slug) made from
 // acct.UsernameBase, unique case-insensitively ("jane-doe", else "jane-doe-2",
-// "jane-doe-3"...), no password, the default role, and the connection. Accounts are
+// "jane-doe-3"...; see createOAuthUser), no password, the default role, and the
+// connection. Accounts are
 // matched by provider and provider user id only, never by email. No default role is
 // an internal error.
 func (db *DB) OAuthLogin(ctx context.Context, acct catalog.ProviderAccount) (catalog.OAuthLogin, error) {
@@ -78,29 +165,27 @@ func (db *DB) refreshConnection(ctx context.Context, acct catalog.ProviderAccoun
 }
 
 // createOAuthUser inserts a user named after base with the default role and the
-// account's connection, in one statement. OAuth sign-ups that share a base take turns
-// (a transaction-scoped advisory lock), so each sees the names the others chose.
+// account's connection. The name is base when free, else base-N with the smallest
+// free N >= 2, where free means that no user's name is the same up to case and
+// confusable characters (nameKey) and no user has it as slug: a sign-up cannot take a
+// name that displays as another's ("admin" when "Admin" or "аdmin" in Cyrillic
+// exists). OAuth sign-ups take turns (a transaction-scoped advisory lock), so each
+// sees the names the others chose.
+//
+// The names are compared in Go, with the Unicode confusables table, so every
+// username is read once per sign-up (a sign-up is once per user; the names are
+// streamed, not kept).
 func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccount, base string) (catalog.OAuthLogin, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('users.username:' || $1, 0))`, base); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('users.signup', 0))`); err != nil {
 		return catalog.OAuthLogin{}, err
 	}
-	// taken: every username (lower-cased) and slug that is base or base-<anything>;
-	// the name is base when free, else base-N with the smallest free N >= 2 (the
-	// series bound guarantees one).
+	name, err := freeUsername(ctx, tx, base)
+	if err != nil {
+		return catalog.OAuthLogin{}, err
+	}
 	rows, _ := tx.Query(ctx, `
-		WITH taken AS (
-			SELECT lower(username) AS name FROM users
-			WHERE lower(username) = $1 OR lower(username) LIKE $2
-			UNION
-			SELECT slug FROM users WHERE slug = $1 OR slug LIKE $2
-		), pick AS (
-			SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM taken WHERE name = $1) THEN $1
-			ELSE (SELECT $1 || '-' || n FROM generate_series(2, (SELECT count(*) FROM taken) + 2) AS n
-			      WHERE NOT EXISTS (SELECT 1 FROM taken WHERE name = $1 || '-' || n)
-			      ORDER BY n LIMIT 1)
-			END AS name
-		), new_user AS (
-			INSERT INTO users (slug, username) SELECT name, name FROM pick
+		WITH new_user AS (
+			INSERT INTO users (slug, username) VALUES ($1, $1)
 			RETURNING id, username
 		), default_role AS (
 			INSERT INTO user_roles (user_id, role_id)
@@ -109,13 +194,13 @@ func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccoun
 		), connection AS (
 			INSERT INTO oauth_connections
 				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar)
-			SELECT id, $3, $4, $5, $6, $7 FROM new_user
+			SELECT id, $2, $3, $4, $5, $6 FROM new_user
 			RETURNING id
 		)
 		SELECT new_user.id AS user_id, new_user.username, true AS created,
 		       EXISTS (SELECT 1 FROM default_role) AS has_role
 		FROM new_user`,
-		base, escapeLike(base)+"-%", acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+		name, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
 		catalog.OAuthLogin
 		HasRole bool

@@ -105,6 +105,33 @@ func TestOAuthLoginCreatesUser(t *testing.T) {
 			account:  catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-2", Username: ""},
 			want:     "discord-user-2",
 		},
+		// Issue 26: a sign-up never receives a name that differs from an existing one
+		// only by case or by confusable characters, so a future admin's name cannot be
+		// squatted in another script.
+		{
+			name:     "taken by a name in Cyrillic letters",
+			existing: `INSERT INTO users (slug, username) VALUES ('x1', 'аdmin')`, // Cyrillic а
+			account:  catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-5", Username: "admin", UsernameBase: "admin"},
+			want:     "admin-2",
+		},
+		{
+			name:     "taken by a name in Unicode capitals",
+			existing: `INSERT INTO users (slug, username) VALUES ('x2', 'ΑDMIN'), ('x3', 'admin-２')`, // Greek Α, fullwidth 2
+			account:  catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-6", Username: "Admin", UsernameBase: "admin"},
+			want:     "admin-3",
+		},
+		{
+			name:     "taken by a confusable spelling (rn for m, 1 for l)",
+			existing: `INSERT INTO users (slug, username) VALUES ('x4', 'adrnin'), ('x5', 'ha1'), ('x6', 'ha1-2')`,
+			account:  catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-7", Username: "hal", UsernameBase: "hal"},
+			want:     "hal-3",
+		},
+		{
+			name:     "the squatter signs up as a confusable of the admin",
+			existing: `INSERT INTO users (slug, username) VALUES ('x7', 'admin')`,
+			account:  catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-8", Username: "adrnin", UsernameBase: "adrnin"},
+			want:     "adrnin-2",
+		},
 		{
 			name:     "underscores kept",
 			existing: `INSERT INTO users (slug, username) VALUES ('a_b', 'a_b'), ('axb-2', 'axb-2')`,

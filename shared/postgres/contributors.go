@@ -29,8 +29,8 @@ const (
 // Contributors returns one page of a client's contributors and the number of all that
 // match, in one query: the total comes apart from the page, so that a page past the end
 // still reports it. Without a search it is the client's contributor_count, kept by
-// triggers (migration 00008); a search of one or two letters reads its kept count in
-// contributor_search_grams (00017: no trigram narrows it, so counting tested every
+// triggers (the baseline schema); a search of one or two letters reads its kept count in
+// contributor_search_grams (no trigram narrows it, so counting tested every
 // contributor of the client); a longer one counts its matches. The total also tells
 // which end of the list the page is nearer, to walk from there (pageQuery).
 func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
@@ -38,7 +38,7 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	if q.Descending {
 		order = "c.first_name DESC, c.last_name DESC, c.id DESC"
 	}
-	// The search matches the kept lowercase full name (migration 00006) with LIKE and a
+	// The search matches the kept lowercase full name (the baseline schema) with LIKE and a
 	// pattern lowercased by the same lower(): what ILIKE on the full name matched, at a
 	// fraction of the cost per row, with contributors_client_search_trgm for three
 	// letters or more.
@@ -116,8 +116,16 @@ WHERE c.id = $1`
 	case err != nil:
 		return catalog.Contributor{}, fmt.Errorf("load contributor %d: %w", id, err)
 	}
-	for i, l := range c.Links {
-		c.Links[i] = catalog.NewContributorLink(l.URL)
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
+	links := c.Links[:0]
+	for _, l := range c.Links {
+		if u := catalog.ServedLink(l.URL); u != "" {
+			links = append(links, catalog.NewContributorLink(u))
+		}
+	}
+	c.Links = links
+	for i := range c.Descriptions {
+		c.Descriptions[i].Source = catalog.ServedSource(c.Descriptions[i].Source)
 	}
 	return c, nil
 }

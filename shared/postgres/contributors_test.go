@@ -211,7 +211,7 @@ func TestContributorDetail(t *testing.T) {
 		got, _ := json.Marshal(c)
 		want := `{"id":1,"first_name":"Naoki","last_name":"Urasawa","slug":"naoki-urasawa","image":"contributors/1/abc",` +
 			`"gender":"male","type":"mangaka","public":true,` +
-			`"links":[{"url":"https://www.Urasawa-Naoki.com/profile","domain":"urasawa-naoki.com"},{"url":"en.wikipedia.org/wiki/Naoki_Urasawa","domain":"en.wikipedia.org"}],` +
+			`"links":[{"url":"https://www.Urasawa-Naoki.com/profile","domain":"urasawa-naoki.com"},{"url":"https://en.wikipedia.org/wiki/Naoki_Urasawa","domain":"en.wikipedia.org"}],` +
 			`"aliases":[{"id":1,"title":"浦沢直樹","language":"Japanese"},{"id":2,"title":"Urasawa","language":"English"}],` +
 			`"descriptions":[{"id":1,"description":"Manga artist.","language":"English","source":"Wikipedia"},{"id":2,"description":"Mangaka.","language":"German","source":""}],` +
 			`"relations":[{"id":1,"relation_id":2,"type":"friend","name":"Takehiko Inoue","image":"","slug":"takehiko-inoue"},` +
@@ -431,7 +431,7 @@ func TestAddContributor(t *testing.T) {
 	})
 }
 
-// TestContributorSearchText: the kept search text (migration 00006) follows every write
+// TestContributorSearchText: the kept search text (the baseline schema) follows every write
 // of a name, a direct write to it is overwritten, and a search matches exactly the
 // contributors that ILIKE on the full name matched, for any pattern.
 func TestContributorSearchText(t *testing.T) {
@@ -464,7 +464,7 @@ func TestContributorSearchText(t *testing.T) {
 		t.Error("the search text did not follow EditContributor")
 	}
 
-	// One or two letters take the kept counts (00017), longer searches count.
+	// One or two letters take the kept counts, longer searches count.
 	for _, search := range []string{"a", "KO", "zola", "émile", "ÉMILE", "Ünal", "ünal", "o k", "kazuo ", "0%", "t_m", "forged", "\\", "x",
 		"é", "É", "Ün", "%", "_", "%%", " ", "o ", "a\\", "zz"} {
 		t.Run(search, func(t *testing.T) {
@@ -498,7 +498,7 @@ func TestContributorSearchText(t *testing.T) {
 
 // TestContributorCount: the totals of the list kept by triggers follow every write
 // that adds, removes, renames or moves contributors: clients.contributor_count
-// (migration 00008), the total without a search, and contributor_search_grams (00017),
+// (the baseline schema), the total without a search, and contributor_search_grams,
 // the totals of the searches of one or two letters.
 func TestContributorCount(t *testing.T) {
 	f := newContribFixture(t)
@@ -545,7 +545,7 @@ func TestContributorCount(t *testing.T) {
 }
 
 // staleSearchGrams counts the (client, substring) pairs whose kept count in
-// contributor_search_grams (migration 00017) differs from a count of the contributors.
+// contributor_search_grams (the baseline schema) differs from a count of the contributors.
 const staleSearchGrams = `WITH kept AS (SELECT client_id, gram, n FROM contributor_search_grams WHERE n <> 0),
 	counted AS (SELECT c.client_id, g.gram, count(*) AS n
 	            FROM contributors c, search_grams(c.search) g(gram) GROUP BY 1, 2)

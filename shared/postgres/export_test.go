@@ -8,3 +8,10 @@ var ReverseOrder = reverseOrder
 
 // PageQuery exposes pageQuery to the tests of its plan.
 var PageQuery = pageQuery
+
+// NameKey and UnicodeNameKey expose the sign-up's name comparison (the ASCII fast path
+// and the general one) to the test that holds them equal.
+var (
+	NameKey        = nameKey
+	UnicodeNameKey = unicodeNameKey
+)

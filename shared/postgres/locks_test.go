@@ -76,12 +76,12 @@ func TestUserEditLock(t *testing.T) {
 		}, 0},
 		{"another editor takes an expired lock", func() { open(editor) }, 2},
 		{"an edit by someone else keeps the lock", func() {
-			if err := db.EditUser(ctx, target, 1, catalog.UserEdit{Username: "member"}); err != nil {
+			if _, err := db.EditUser(ctx, target, 1, catalog.UserEdit{Username: "member"}); err != nil {
 				t.Fatal(err)
 			}
 		}, 2},
 		{"an edit by the holder releases it", func() {
-			if err := db.EditUser(ctx, target, 2, catalog.UserEdit{Username: "member"}); err != nil {
+			if _, err := db.EditUser(ctx, target, 2, catalog.UserEdit{Username: "member"}); err != nil {
 				t.Fatal(err)
 			}
 		}, 0},

@@ -15,6 +15,9 @@ import (
 const (
 	MsgPermissionNotFound = "Permission not found"
 	MsgPermissionExists   = "Permission with the same name already exists"
+	// MsgBuiltInName answers the rename of a built-in permission (issue 26: renames
+	// made the label view-users grant delete-users).
+	MsgBuiltInName = "A built-in permission cannot be renamed; only its description can be changed"
 )
 
 // Permissions returns every permission, by name.
@@ -40,19 +43,37 @@ func (db *DB) Permission(ctx context.Context, id int64) (catalog.Permission, err
 	return p, nil
 }
 
-// EditPermission renames permission id and replaces its description: its label only,
-// since the code checks a permission's key, which no route changes. Unknown
-// permission: apperr.NotFound; a name another permission has: apperr.Conflict.
-func (db *DB) EditPermission(ctx context.Context, id int64, in catalog.PermissionInput) error {
-	tag, err := db.Pool.Exec(ctx, `UPDATE permissions SET name = $2, description = $3 WHERE id = $1`,
-		id, in.Name, in.Description)
-	if err != nil {
-		return fmt.Errorf("update permission %d: %w", id, conflict(err, MsgPermissionExists))
+// EditPermission renames permission id and replaces its description, and returns the
+// permission as it was. A built-in permission (one with a key, which the code checks)
+// keeps its name, so that its label always says what it grants: a rename of one is
+// apperr.Invalid MsgBuiltInName (its description stays editable; the same name is no
+// rename). Unknown permission: apperr.NotFound; a name another permission has:
+// apperr.Conflict.
+func (db *DB) EditPermission(ctx context.Context, id int64, in catalog.PermissionInput) (catalog.Permission, error) {
+	var before catalog.Permission
+	var renamedBuiltIn bool
+	// One statement: the row is locked and read, and updated only when the rename is
+	// allowed; renamed_built_in tells a refusal from a change.
+	err := db.Pool.QueryRow(ctx, `
+		WITH old AS (SELECT id, name, description, key IS NOT NULL AND name <> $2 AS renamed_built_in
+		             FROM permissions WHERE id = $1 FOR UPDATE),
+		updated AS (
+			UPDATE permissions p SET name = $2, description = $3
+			FROM old WHERE p.id = old.id AND NOT old.renamed_built_in
+			RETURNING p.id
+		)
+		SELECT old.name, old.description, old.renamed_built_in, EXISTS (SELECT 1 FROM updated) FROM old`,
+		id, in.Name, in.Description).Scan(&before.Name, &before.Description, &renamedBuiltIn, new(bool))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return catalog.Permission{}, apperr.New(apperr.NotFound, MsgPermissionNotFound)
+	case err != nil:
+		return catalog.Permission{}, fmt.Errorf("update permission %d: %w", id, conflict(err, MsgPermissionExists))
+	case renamedBuiltIn:
+		return catalog.Permission{}, apperr.New(apperr.Invalid, MsgBuiltInName)
 	}
-	if tag.RowsAffected() == 0 {
-		return apperr.New(apperr.NotFound, MsgPermissionNotFound)
-	}
-	return nil
+	before.ID = id
+	return before, nil
 }
 
 // AddPermission adds a permission and returns its id. A name another permission has:

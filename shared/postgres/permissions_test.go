@@ -39,13 +39,20 @@ func TestPermissions(t *testing.T) {
 		msg  string
 	}{
 		{"edit", func() error {
-			return db.EditPermission(ctx, 15, catalog.PermissionInput{Name: "delete-contributors", Description: "Delete them"})
+			_, err := db.EditPermission(ctx, 15, catalog.PermissionInput{Name: "delete-contributors", Description: "Delete them"})
+			return err
 		}, "", ""},
-		{"edit to a taken name", func() error {
-			return db.EditPermission(ctx, 15, catalog.PermissionInput{Name: "view-users", Description: "x"})
-		}, apperr.Conflict, postgres.MsgPermissionExists},
+		{"rename a built-in permission", func() error {
+			_, err := db.EditPermission(ctx, 15, catalog.PermissionInput{Name: "remove-contributors", Description: "x"})
+			return err
+		}, apperr.Invalid, postgres.MsgBuiltInName},
+		{"rename a built-in permission to a taken name", func() error {
+			_, err := db.EditPermission(ctx, 15, catalog.PermissionInput{Name: "view-users", Description: "x"})
+			return err
+		}, apperr.Invalid, postgres.MsgBuiltInName},
 		{"edit unknown", func() error {
-			return db.EditPermission(ctx, 999, catalog.PermissionInput{Name: "x", Description: "x"})
+			_, err := db.EditPermission(ctx, 999, catalog.PermissionInput{Name: "x", Description: "x"})
+			return err
 		}, apperr.NotFound, postgres.MsgPermissionNotFound},
 		{"add", func() error {
 			_, err := db.AddPermission(ctx, catalog.PermissionInput{Name: "view-series", Description: "View series"})
@@ -55,6 +62,18 @@ func TestPermissions(t *testing.T) {
 			_, err := db.AddPermission(ctx, catalog.PermissionInput{Name: "view-series", Description: "again"})
 			return err
 		}, apperr.Conflict, postgres.MsgPermissionExists},
+		{"rename an added permission", func() error {
+			_, err := db.EditPermission(ctx, 16, catalog.PermissionInput{Name: "see-series", Description: "See series"})
+			return err
+		}, "", ""},
+		{"rename an added permission to a taken name", func() error {
+			_, err := db.EditPermission(ctx, 16, catalog.PermissionInput{Name: "view-users", Description: "x"})
+			return err
+		}, apperr.Conflict, postgres.MsgPermissionExists},
+		{"rename it back", func() error {
+			_, err := db.EditPermission(ctx, 16, catalog.PermissionInput{Name: "view-series", Description: "View series"})
+			return err
+		}, "", ""},
 		{"delete unknown", func() error { return db.DeletePermission(ctx, 999) }, apperr.NotFound, postgres.MsgPermissionNotFound},
 		{"delete a built-in permission", func() error { return db.DeletePermission(ctx, 1) }, apperr.Forbidden, apperr.MsgForbidden},
 		{"delete an added permission", func() error {

@@ -39,7 +39,7 @@ func publisherOrderBy(alias, order string) (string, error) {
 // publishers_client_name, publishers_client_created: an index-only scan, from the end
 // nearer the page when there is no search, filtered on the name for a search, or a
 // trigram bitmap when the planner expects few matches), then only the page's rows are
-// read. series_count is a column kept by triggers (migration 00003),
+// read. series_count is a column kept by triggers (the baseline schema),
 // not a count per request.
 func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]catalog.PublisherListItem, error) {
 	order, err := publisherOrderBy("p", f.Order)
@@ -53,7 +53,7 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 		where += " AND p.name ILIKE $4"
 	}
 	// Past the first page without a search, the client's publisher_count (kept by
-	// triggers, migration 00014) tells which end of the list the page is nearer
+	// triggers) tells which end of the list the page is nearer
 	// (pageQuery). A search has no total to show, and counting its matches would cost
 	// more than the walk it saves.
 	with, forward := "", f.Offset == 0 || f.Search != ""
@@ -77,6 +77,11 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 	pubs, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.PublisherListItem])
 	if err != nil {
 		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
+	}
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
+	for i := range pubs {
+		pubs[i].Website = catalog.ServedLink(pubs[i].Website)
+		pubs[i].ImageSource = catalog.ServedSource(pubs[i].ImageSource)
 	}
 	return pubs, nil
 }
@@ -113,7 +118,12 @@ func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publish
 	if err != nil {
 		return catalog.Publisher{}, fmt.Errorf("load publisher %q: %w", slug, err)
 	}
+	// Only links are served as links, whatever was stored (catalog.ServedLink).
+	pub.Website = catalog.ServedLink(pub.Website)
 	pub.Domain = catalog.WebsiteDomain(pub.Website)
+	for i := range pub.Descriptions {
+		pub.Descriptions[i].Source = catalog.ServedSource(pub.Descriptions[i].Source)
+	}
 	return pub, nil
 }
 
@@ -166,7 +176,7 @@ func (db *DB) RandomPublisherSlug(ctx context.Context, client int64) (string, er
 const randomProbes = 16
 
 // linkOrderBy maps the publication orders to ORDER BY clauses over series_publishers
-// sp, whose name and created_at are the series' (see migration 00003): each is the key
+// sp, whose name and created_at are the series' (see the baseline schema): each is the key
 // order of one index after (publisher_id, client_id), so a page is an index range.
 func linkOrderBy(order string) (string, error) {
 	switch order {
@@ -192,7 +202,7 @@ const searchSeparator = "\x1f"
 
 // publicationMatch is the condition on the link sp that a publication search adds, with
 // param the placeholder of the search pattern: the series' name or one of its aliases
-// contains it. The search text holds them all, lowercased (migration 00010), so a rare
+// contains it. The search text holds them all, lowercased (the baseline schema), so a rare
 // name is found through one trigram index within the publisher
 // (series_publishers_search_trgm) and a broad one's page by walking the list's order
 // index until the page is full; LIKE with the pattern lowercased by the same lower()
@@ -208,7 +218,7 @@ func publicationMatch(search, param string) string {
 // search: without a search the publisher's series_count when the client is its own (the
 // only case with links), else a count on series_publishers_list_id; with one, a count
 // the planner takes from the trigram index for a rare name, or index-only from
-// series_publishers_list_id_search (00012) for a broad one. Only the branch taken runs.
+// series_publishers_list_id_search for a broad one. Only the branch taken runs.
 func publicationTotal(search, param string) string {
 	if search != "" {
 		return `(SELECT count(*) FROM series_publishers sp

@@ -117,7 +117,7 @@ func TestPublishersList(t *testing.T) {
 				Website: "http://WWW.Hundred.example:8080/path", Headquarter: "Paris", SeriesCount: 4,
 				FoundingDate: "2001-02-03", Image: "p/1001.png", ImageSource: "own", Client: 2},
 			{ID: 1003, Name: "Radio Works", ShortName: "RW", Slug: "radio-works", Country: "Japan",
-				Website: "radioworks.example", SeriesCount: 1, Client: 2},
+				Website: "https://radioworks.example", SeriesCount: 1, Client: 2},
 			{ID: 1002, Name: "Studio_Works", ShortName: "SW", Slug: "studio-works", Country: "Japan", Client: 2},
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -157,7 +157,7 @@ func TestPublishersList(t *testing.T) {
 	})
 }
 
-// TestPublisherCount: clients.publisher_count (migration 00014), which tells the
+// TestPublisherCount: clients.publisher_count (the baseline schema), which tells the
 // publishers list which end a page is nearer, follows every write that adds, removes or
 // moves publishers, a truncate included. (TestCatalogColumnsFollowWrites checks it
 // beside the other kept columns.)
@@ -236,7 +236,7 @@ func TestPublisherBySlug(t *testing.T) {
 		{"hundred-percent", catalog.Publisher{ID: 1001, Name: "100% Manga", Slug: "hundred-percent", Image: "p/1001.png",
 			Website: "http://WWW.Hundred.example:8080/path", Country: "France", Domain: "hundred.example",
 			Descriptions: []catalog.PublisherDescription{}, Aliases: []catalog.PublisherAlias{}, Relations: []catalog.PublisherRelation{}}},
-		{"radio-works", catalog.Publisher{ID: 1003, Name: "Radio Works", Slug: "radio-works", Website: "radioworks.example",
+		{"radio-works", catalog.Publisher{ID: 1003, Name: "Radio Works", Slug: "radio-works", Website: "https://radioworks.example",
 			Country: "Japan", Domain: "radioworks.example",
 			Descriptions: []catalog.PublisherDescription{}, Aliases: []catalog.PublisherAlias{}, Relations: []catalog.PublisherRelation{}}},
 		{"studio-works", catalog.Publisher{ID: 1002, Name: "Studio_Works", Slug: "studio-works", Country: "Japan",

@@ -59,28 +59,44 @@ func (db *DB) Role(ctx context.Context, id int64) (catalog.RoleDetail, error) {
 // ones. Unknown role: apperr.NotFound; unknown permission ids: apperr.Invalid (nothing
 // changes); a name another role has: apperr.Conflict. A change of permissions that the
 // access rules refuse (see access.go: a permission the actor lacks, adding to a role
-// the actor holds, the last full admin) is apperr.Forbidden.
-func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) error {
-	return db.inTx(ctx, func(tx pgx.Tx) error {
-		// A change of permissions takes the access lock before any row lock, as every
-		// access-changing write does, so that two of them never wait for each other.
-		var a actor
-		var admins int64
-		changesGrants := len(e.AddedPermissions) > 0 || len(e.RemovedPermissions) > 0
-		if changesGrants {
-			var err error
-			if a, admins, err = lockAccess(ctx, tx, actorID); err != nil {
-				return err
-			}
-		}
-		tag, err := tx.Exec(ctx, `
-			UPDATE roles SET name = $2, description = CASE WHEN $3 THEN $4 ELSE description END
-			WHERE id = $1`, id, e.Name, e.SetDescription, e.Description)
+// the actor holds, removing one from a full admin's role or renaming that role by
+// someone who is not one, the last full admin) is apperr.Forbidden. It returns what
+// changed.
+func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdit) (catalog.RoleEditResult, error) {
+	var res catalog.RoleEditResult
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		res = catalog.RoleEditResult{}
+		// Every edit takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other:
+		// a rename of a full admin's role is one (below).
+		a, admins, err := lockAccess(ctx, tx, actorID)
 		if err != nil {
+			return err
+		}
+		changesGrants := len(e.AddedPermissions) > 0 || len(e.RemovedPermissions) > 0
+		err = tx.QueryRow(ctx, `
+			UPDATE roles r SET name = $2, description = CASE WHEN $3 THEN $4 ELSE r.description END
+			FROM (SELECT id, name, description FROM roles WHERE id = $1 FOR UPDATE) old
+			WHERE r.id = old.id
+			RETURNING old.name, old.description, r.name, r.description`, id, e.Name, e.SetDescription, e.Description).
+			Scan(&res.Before.Name, &res.Before.Description, &res.After.Name, &res.After.Description)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return apperr.New(apperr.NotFound, MsgRoleNotFound)
+		case err != nil:
 			return fmt.Errorf("update role %d: %w", id, conflict(err, MsgRoleExists))
 		}
-		if tag.RowsAffected() == 0 {
-			return apperr.New(apperr.NotFound, MsgRoleNotFound)
+		if res.Before.Name != res.After.Name && !a.fullAdmin {
+			// A role's name is the label admins grant it by: renaming a full admin's
+			// role (and giving its old name to another) would make a full admin grant
+			// it unawares.
+			held, err := heldByFullAdmin(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if held {
+				return forbidden("user %d is not a full admin and may not rename role %d of a full admin", actorID, id)
+			}
 		}
 		if err := requireIDs(ctx, tx, "permissions", append(e.AddedPermissions, e.RemovedPermissions...)); err != nil {
 			return err
@@ -99,6 +115,15 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 		if !a.holds(append(adds, removes...)) {
 			return forbidden("user %d lacks a permission of %v", actorID, append(adds, removes...))
 		}
+		if len(removes) > 0 && !a.fullAdmin {
+			held, err := heldByFullAdmin(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if held {
+				return forbidden("user %d is not a full admin and may not remove permissions from role %d of a full admin", actorID, id)
+			}
+		}
 		if len(removes) > 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM role_permissions WHERE role_id = $1 AND permission_id = ANY($2)`,
 				id, removes); err != nil {
@@ -112,8 +137,13 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 				return fmt.Errorf("grant permissions to role %d: %w", id, err)
 			}
 		}
+		res.AddedPermissions, res.RemovedPermissions = adds, removes
 		return keepAFullAdmin(ctx, tx, admins)
 	})
+	if err != nil {
+		return catalog.RoleEditResult{}, err
+	}
+	return res, nil
 }
 
 // AddRole adds a role (never the default one) and returns its id. A name another role
@@ -132,9 +162,12 @@ func (db *DB) AddRole(ctx context.Context, r catalog.NewRole) (int64, error) {
 // no other role get the default role first. Unknown role: apperr.NotFound; the default
 // role: apperr.NotAllowed; no default role to fall back on: an internal error; a role
 // with a permission the actor lacks, or the deletion of the last full admin's power:
-// apperr.Forbidden.
-func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) error {
-	return db.inTx(ctx, func(tx pgx.Tx) error {
+// apperr.Forbidden (so is a role a full admin holds, deleted by someone who is not
+// one). It returns the ids of the users it gave the default role.
+func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) ([]int64, error) {
+	var moved []int64
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		moved = nil
 		a, admins, err := lockAccess(ctx, tx, actorID)
 		if err != nil {
 			return err
@@ -175,12 +208,26 @@ func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) error {
 		if !a.holds(perms) {
 			return forbidden("user %d lacks a permission of role %d", actorID, id)
 		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO user_roles (user_id, role_id)
-			SELECT ur.user_id, $2 FROM user_roles ur
-			WHERE ur.role_id = $1
-			  AND NOT EXISTS (SELECT 1 FROM user_roles o WHERE o.user_id = ur.user_id AND o.role_id <> $1)
-			ON CONFLICT DO NOTHING`, id, fallback); err != nil {
+		if !a.fullAdmin {
+			held, err := heldByFullAdmin(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if held {
+				return forbidden("user %d is not a full admin and may not delete role %d of a full admin", actorID, id)
+			}
+		}
+		err = tx.QueryRow(ctx, `
+			WITH moved AS (
+				INSERT INTO user_roles (user_id, role_id)
+				SELECT ur.user_id, $2 FROM user_roles ur
+				WHERE ur.role_id = $1
+				  AND NOT EXISTS (SELECT 1 FROM user_roles o WHERE o.user_id = ur.user_id AND o.role_id <> $1)
+				ON CONFLICT DO NOTHING
+				RETURNING user_id
+			)
+			SELECT coalesce(array_agg(user_id ORDER BY user_id), '{}') FROM moved`, id, fallback).Scan(&moved)
+		if err != nil {
 			return fmt.Errorf("give the holders of role %d the default role: %w", id, err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM roles WHERE id = $1`, id); err != nil {
@@ -188,4 +235,8 @@ func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) error {
 		}
 		return keepAFullAdmin(ctx, tx, admins)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return moved, nil
 }

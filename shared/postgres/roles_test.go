@@ -106,7 +106,8 @@ func TestEditRole(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			acctWant(t, db.EditRole(ctx, tt.id, 1, tt.edit), tt.code, tt.msg)
+			_, err := db.EditRole(ctx, tt.id, 1, tt.edit)
+			acctWant(t, err, tt.code, tt.msg)
 			if got := state(); got != tt.want {
 				t.Errorf("role 2 is %q, want %q", got, tt.want)
 			}
@@ -140,14 +141,14 @@ func TestDeleteRole(t *testing.T) {
 	acctExec(t, db, `INSERT INTO user_roles VALUES (10, 2), (11, 2), (11, 1)`)
 
 	t.Run("default role", func(t *testing.T) {
-		acctWant(t, db.DeleteRole(ctx, 3, 1), apperr.NotAllowed, postgres.MsgCannotDeleteDefaultRole)
+		acctWant(t, second(db.DeleteRole(ctx, 3, 1)), apperr.NotAllowed, postgres.MsgCannotDeleteDefaultRole)
 	})
 	t.Run("unknown role", func(t *testing.T) {
-		acctWant(t, db.DeleteRole(ctx, 999, 1), apperr.NotFound, postgres.MsgRoleNotFound)
+		acctWant(t, second(db.DeleteRole(ctx, 999, 1)), apperr.NotFound, postgres.MsgRoleNotFound)
 	})
 	t.Run("no default role changes nothing", func(t *testing.T) {
 		acctExec(t, db, `UPDATE roles SET is_default = false`)
-		err := db.DeleteRole(ctx, 2, 1)
+		_, err := db.DeleteRole(ctx, 2, 1)
 		acctExec(t, db, `UPDATE roles SET is_default = true WHERE id = 3`)
 		if err == nil || apperr.CodeOf(err) != apperr.Internal {
 			t.Fatalf("error %v, want an internal error", err)
@@ -157,8 +158,13 @@ func TestDeleteRole(t *testing.T) {
 		}
 	})
 	t.Run("holders of only that role get the default", func(t *testing.T) {
-		if err := db.DeleteRole(ctx, 2, 1); err != nil {
+		moved, err := db.DeleteRole(ctx, 2, 1)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// The holders of only role 2 moved to the default role (the audit record says so).
+		if fmt.Sprint(moved) != "[2 10]" {
+			t.Errorf("moved %v, want [2 10]", moved)
 		}
 		for id, want := range map[int64]string{2: "[3]", 10: "[3]", 11: "[1]"} {
 			if got := fmt.Sprint(acctRoles(t, db, id)); got != want {
@@ -175,3 +181,6 @@ func TestDeleteRole(t *testing.T) {
 		}
 	})
 }
+
+// second is the error of a two-value call.
+func second[T any](_ T, err error) error { return err }

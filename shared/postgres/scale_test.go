@@ -47,7 +47,7 @@ func TestSessionDefaults(t *testing.T) {
 
 // TestCatalogColumnsFollowWrites: the columns that the lists read instead of counting or
 // joining (publishers.series_count, the series' columns on series_publishers) stay equal
-// to what they stand for after every kind of write (the triggers of migration 00003, and
+// to what they stand for after every kind of write (the triggers of the baseline schema, and
 // of 00014 for clients.publisher_count).
 func TestCatalogColumnsFollowWrites(t *testing.T) {
 	ctx := context.Background()

@@ -20,7 +20,7 @@ const MsgUsernameTaken = "Username already taken"
 // value. Each is the order of an index, so a page of the list is an index range:
 // lower(username) is unique (users_username_key) and needs no tie-break; registration
 // ties break on id (users_registered). A search's matches are sorted, not walked in an
-// index: they sort on the kept search text (migration 00015), equal to lower(username)
+// index: they sort on the kept search text (the baseline schema), equal to lower(username)
 // without lowering each match.
 func userOrder(order, name string) (string, bool) {
 	switch order {
@@ -40,7 +40,7 @@ func userOrder(order, name string) (string, bool) {
 // Users returns a page of users with their roles and the holder of each one's live edit
 // lock, and the number of all that match, in one query: the total comes apart from the
 // page, so that a page past the end still reports it. Without a filter it is the
-// user_count kept by triggers (migration 00009); a filter counts its matches. The total
+// user_count kept by triggers (the baseline schema); a filter counts its matches. The total
 // also tells which end of the list the page is nearer, to walk from there (pageQuery).
 //
 // With a search, the matching users are read once (a bitmap of users_search_trgm and
@@ -65,7 +65,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	}
 	total := "(SELECT count(*) FROM " + from + " WHERE " + where + ")"
 	if cond == "TRUE" {
-		total = "(SELECT n FROM user_count)" // kept by triggers (migration 00009)
+		total = "(SELECT n FROM user_count)" // kept by triggers (the baseline schema)
 	}
 	limit, offset := fmt.Sprintf("$%d", len(args)+1), fmt.Sprintf("$%d", len(args)+2)
 	sql := `WITH ` + with + ` list_total AS (SELECT ` + total + ` AS n)
@@ -152,120 +152,127 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 
 // EditUser renames user id, sets their age verification and changes their roles, in
 // one transaction: removed roles go before added ones are granted, and a user left
-// without a role gets the default role. It releases editorID's edit lock of the user.
-// Unknown user: apperr.NotFound; unknown role ids: apperr.Invalid (nothing changes);
-// a username another user has (case-insensitively): apperr.Conflict. A change of roles
-// that the access rules refuse (see access.go: the editor's own roles, a role with a
-// permission the editor lacks, a full admin's roles by someone who is not one, the
-// last full admin) is apperr.Forbidden.
-func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) error {
-	return db.inTx(ctx, func(tx pgx.Tx) error {
-		// A change of roles takes the access lock before any row lock, as every
-		// access-changing write does, so that two of them never wait for each other.
-		var editor actor
-		var admins int64
-		changesRoles := len(e.AddedRoles) > 0 || len(e.RemovedRoles) > 0
-		if changesRoles {
-			var err error
-			if editor, admins, err = lockAccess(ctx, tx, editorID); err != nil {
-				return err
-			}
-		}
-		tag, err := tx.Exec(ctx, `UPDATE users SET username = $2, age_verified = $3 WHERE id = $1`,
-			id, e.Username, e.AgeVerified)
+// without a role gets the default role. It releases editorID's edit lock of the user
+// and returns what changed. Unknown user: apperr.NotFound; unknown role ids:
+// apperr.Invalid (nothing changes); a username another user has (case-insensitively):
+// apperr.Conflict. An edit that the access rules refuse (see access.go: any edit of a
+// full admin by someone who is not one, the editor's own roles, a role with a
+// permission the editor lacks, the last full admin) is apperr.Forbidden.
+func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) (catalog.UserEditResult, error) {
+	var res catalog.UserEditResult
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		res = catalog.UserEditResult{}
+		// Every edit takes the access lock before any row lock, as every
+		// access-changing write does, so that two of them never wait for each other:
+		// whether the user is a full admin, which decides who may edit them, is
+		// itself changed by those writes.
+		editor, admins, err := mayActOn(ctx, tx, id, editorID)
 		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `
+			UPDATE users u SET username = $2, age_verified = $3
+			FROM (SELECT id, username, age_verified FROM users WHERE id = $1 FOR UPDATE) old
+			WHERE u.id = old.id
+			RETURNING old.username, old.age_verified`, id, e.Username, e.AgeVerified).
+			Scan(&res.Before.Username, &res.Before.AgeVerified)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case err != nil:
 			if isUniqueViolation(err, "") {
 				return apperr.Wrap(apperr.Conflict, MsgUsernameTaken, err)
 			}
 			return fmt.Errorf("update user %d: %w", id, err)
 		}
-		if tag.RowsAffected() == 0 {
-			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
-		}
+		res.After = catalog.UserFacts{Username: e.Username, AgeVerified: e.AgeVerified}
 		if err := requireIDs(ctx, tx, "roles", append(e.AddedRoles, e.RemovedRoles...)); err != nil {
 			return err
 		}
-		if changesRoles {
-			if err := setUserRolesChecked(ctx, tx, id, editor, admins, e.AddedRoles, e.RemovedRoles); err != nil {
+		if len(e.AddedRoles) > 0 || len(e.RemovedRoles) > 0 {
+			if res.AddedRoles, res.RemovedRoles, err = setUserRolesChecked(ctx, tx, id, editor, admins, e.AddedRoles, e.RemovedRoles); err != nil {
 				return err
 			}
 		}
 		return releaseLock(ctx, tx, userLocks, id, editorID)
 	})
+	if err != nil {
+		return catalog.UserEditResult{}, err
+	}
+	return res, nil
 }
 
 // setUserRolesChecked changes the roles of userID as editor asks, under the access
 // lock (taken by the caller, with admins the number of full admins then) and the
-// access rules.
-func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor actor, admins int64, added, removed []int64) error {
+// access rules, and returns the roles it granted (with the default role when the user
+// was left without one) and took away.
+func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor actor, admins int64, added, removed []int64) ([]int64, []int64, error) {
 	editorID := editor.id
 	var current []int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(role_id), '{}') FROM user_roles WHERE user_id = $1`,
 		userID).Scan(&current); err != nil {
-		return fmt.Errorf("roles of user %d: %w", userID, err)
+		return nil, nil, fmt.Errorf("roles of user %d: %w", userID, err)
 	}
 	adds, removes := changes(set(current), added, removed)
 	if len(adds) == 0 && len(removes) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	if userID == editorID {
-		return forbidden("user %d may not change their own roles", editorID)
+		return nil, nil, forbidden("user %d may not change their own roles", editorID)
 	}
 	perms, err := rolePermissions(ctx, tx, append(adds, removes...))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if !editor.holds(perms) {
-		return forbidden("user %d lacks a permission of roles %v", editorID, append(adds, removes...))
+		return nil, nil, forbidden("user %d lacks a permission of roles %v", editorID, append(adds, removes...))
 	}
-	if !editor.fullAdmin {
-		target, err := isFullAdmin(ctx, tx, userID)
-		if err != nil {
-			return err
-		}
-		if target {
-			return forbidden("user %d is not a full admin and may not change the roles of full admin %d", editorID, userID)
-		}
+	fallback, err := setUserRoles(ctx, tx, userID, adds, removes)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := setUserRoles(ctx, tx, userID, adds, removes); err != nil {
-		return err
+	if fallback != 0 {
+		adds = append(adds, fallback)
 	}
-	return keepAFullAdmin(ctx, tx, admins)
+	return adds, removes, keepAFullAdmin(ctx, tx, admins)
 }
 
 // setUserRoles removes then grants roles of userID, and gives the default role to a
-// user left without any (no default role then is an internal error).
-func setUserRoles(ctx context.Context, tx pgx.Tx, userID int64, added, removed []int64) error {
+// user left without any (no default role then is an internal error); it returns the
+// default role's id when it gave it, else 0.
+func setUserRoles(ctx context.Context, tx pgx.Tx, userID int64, added, removed []int64) (int64, error) {
 	if len(removed) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM user_roles WHERE user_id = $1 AND role_id = ANY($2)`,
 			userID, removed); err != nil {
-			return fmt.Errorf("remove roles of user %d: %w", userID, err)
+			return 0, fmt.Errorf("remove roles of user %d: %w", userID, err)
 		}
 	}
 	if len(added) > 0 {
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO user_roles (user_id, role_id) SELECT $1, unnest($2::bigint[])
 			ON CONFLICT DO NOTHING`, userID, added); err != nil {
-			return fmt.Errorf("grant roles to user %d: %w", userID, err)
+			return 0, fmt.Errorf("grant roles to user %d: %w", userID, err)
 		}
 	}
 	var keepsARole bool
+	var fallback int64
 	err := tx.QueryRow(ctx, `
 		WITH fallback AS (
 			INSERT INTO user_roles (user_id, role_id)
 			SELECT $1, r.id FROM roles r
 			WHERE r.is_default AND NOT EXISTS (SELECT 1 FROM user_roles WHERE user_id = $1)
-			RETURNING 1
+			RETURNING role_id
 		)
-		SELECT EXISTS (SELECT 1 FROM fallback) OR EXISTS (SELECT 1 FROM user_roles WHERE user_id = $1)`,
-		userID).Scan(&keepsARole)
+		SELECT EXISTS (SELECT 1 FROM fallback) OR EXISTS (SELECT 1 FROM user_roles WHERE user_id = $1),
+		       coalesce((SELECT role_id FROM fallback), 0)`,
+		userID).Scan(&keepsARole, &fallback)
 	if err != nil {
-		return fmt.Errorf("give user %d the default role: %w", userID, err)
+		return 0, fmt.Errorf("give user %d the default role: %w", userID, err)
 	}
 	if !keepsARole {
-		return fmt.Errorf("user %d would be left without a role: %w", userID, errNoDefaultRole)
+		return 0, fmt.Errorf("user %d would be left without a role: %w", userID, errNoDefaultRole)
 	}
-	return nil
+	return fallback, nil
 }
 
 // errNoDefaultRole is the cause of the 500 when no role is marked default.
@@ -297,7 +304,7 @@ func requireIDs(ctx context.Context, tx pgx.Tx, table string, ids []int64) error
 func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) (string, error) {
 	var image *string
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		admins, err := mayActOn(ctx, tx, id, actorID)
+		_, admins, err := mayActOn(ctx, tx, id, actorID)
 		if err != nil {
 			return err
 		}
@@ -316,21 +323,22 @@ func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) (string, error)
 	return *image, nil
 }
 
-// mayActOn takes the access lock and refuses, as apperr.Forbidden, an actor who is
-// not a full admin acting on one. It returns the number of full admins before.
-func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (int64, error) {
+// mayActOn takes the access lock, loads the actor and refuses, as apperr.Forbidden,
+// an actor who is not a full admin acting on one. It returns the actor and the number
+// of full admins before.
+func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (actor, int64, error) {
 	a, admins, err := lockAccess(ctx, tx, actorID)
 	if err != nil || a.fullAdmin {
-		return admins, err
+		return a, admins, err
 	}
 	target, err := isFullAdmin(ctx, tx, id)
 	if err != nil {
-		return 0, err
+		return actor{}, 0, err
 	}
 	if target {
-		return 0, forbidden("user %d is not a full admin and may not act on full admin %d", actorID, id)
+		return actor{}, 0, forbidden("user %d is not a full admin and may not act on full admin %d", actorID, id)
 	}
-	return admins, nil
+	return a, admins, nil
 }
 
 // LogoutUser revokes every live session of user id, as actorID asks, so their refresh
@@ -338,7 +346,7 @@ func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (int64, error) 
 // by someone who is not one: apperr.Forbidden.
 func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := mayActOn(ctx, tx, id, actorID); err != nil {
+		if _, _, err := mayActOn(ctx, tx, id, actorID); err != nil {
 			return err
 		}
 		var found bool
@@ -359,41 +367,60 @@ func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) error {
 	})
 }
 
-// UserIDByUsername returns the id of the user named username (compared
-// case-insensitively, as usernames are unique). Unknown: apperr.NotFound.
-func (db *DB) UserIDByUsername(ctx context.Context, username string) (int64, error) {
-	var id int64
-	err := db.Pool.QueryRow(ctx, `SELECT id FROM users WHERE lower(username) = lower($1)`, username).Scan(&id)
+// UserName returns the username of user id. Unknown: apperr.NotFound.
+func (db *DB) UserName(ctx context.Context, id int64) (string, error) {
+	var name string
+	err := db.Pool.QueryRow(ctx, `SELECT username FROM users WHERE id = $1`, id).Scan(&name)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return 0, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		return "", apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
 	case err != nil:
-		return 0, fmt.Errorf("find user %q: %w", username, err)
+		return "", fmt.Errorf("find user %d: %w", id, err)
 	}
-	return id, nil
+	return name, nil
 }
 
-// GrantRoleByName gives the user named username the role named role, in one
-// statement, and reports whether the user lacked it. Unknown user or role:
-// apperr.NotFound.
-func (db *DB) GrantRoleByName(ctx context.Context, username, role string) (bool, error) {
-	var userFound, roleFound, granted bool
-	err := db.Pool.QueryRow(ctx, `
-		WITH u AS (SELECT id FROM users WHERE lower(username) = lower($1)),
-		     r AS (SELECT id FROM roles WHERE name = $2),
-		     granted AS (
-				INSERT INTO user_roles (user_id, role_id) SELECT u.id, r.id FROM u, r
-				ON CONFLICT DO NOTHING RETURNING 1
-			 )
-		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM r), EXISTS (SELECT 1 FROM granted)`,
-		username, role).Scan(&userFound, &roleFound, &granted)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("grant role %q to %q: %w", role, username, err)
-	case !userFound:
-		return false, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
-	case !roleFound:
-		return false, apperr.New(apperr.NotFound, MsgRoleNotFound)
+// Grant is what GrantRole did: the user's and the role's names (for the operator to
+// check the ids were the intended ones) and whether the user lacked the role.
+type Grant struct {
+	Username string
+	RoleName string
+	Granted  bool
+}
+
+// GrantRole gives user userID the role roleID, by ids (names can be changed by
+// admins, ids cannot), under the access lock like every change of role assignments.
+// It is the operator's command (the first admin of a new deployment), so no access
+// rule applies. Unknown user or role: apperr.NotFound.
+func (db *DB) GrantRole(ctx context.Context, userID, roleID int64) (Grant, error) {
+	var g Grant
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, accessLockKey); err != nil {
+			return fmt.Errorf("take the access lock: %w", err)
+		}
+		var user, role *string
+		err := tx.QueryRow(ctx, `
+			WITH u AS (SELECT id, username FROM users WHERE id = $1),
+			     r AS (SELECT id, name FROM roles WHERE id = $2),
+			     granted AS (
+					INSERT INTO user_roles (user_id, role_id) SELECT u.id, r.id FROM u, r
+					ON CONFLICT DO NOTHING RETURNING 1
+				 )
+			SELECT (SELECT username FROM u), (SELECT name FROM r), EXISTS (SELECT 1 FROM granted)`,
+			userID, roleID).Scan(&user, &role, &g.Granted)
+		switch {
+		case err != nil:
+			return fmt.Errorf("grant role %d to user %d: %w", roleID, userID, err)
+		case user == nil:
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case role == nil:
+			return apperr.New(apperr.NotFound, MsgRoleNotFound)
+		}
+		g.Username, g.RoleName = *user, *role
+		return nil
+	})
+	if err != nil {
+		return Grant{}, err
 	}
-	return granted, nil
+	return g, nil
 }

@@ -160,8 +160,8 @@ func TestUsersList(t *testing.T) {
 }
 
 // TestUserCount: what the users list reads instead of computing it follows every
-// statement that writes users: user_count (migration 00009), the total of the list
-// without a filter, and users.search (00015), the lowercased username a search
+// statement that writes users: user_count (the baseline schema), the total of the list
+// without a filter, and users.search, the lowercased username a search
 // matches and sorts on.
 func TestUserCount(t *testing.T) {
 	db := acctDB(t, nil)
@@ -270,7 +270,7 @@ func TestEditUser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := db.EditUser(ctx, tt.id, 1, tt.edit)
+			_, err := db.EditUser(ctx, tt.id, 1, tt.edit)
 			acctWant(t, err, tt.code, tt.msg)
 			if tt.id == 999 {
 				return
@@ -289,7 +289,7 @@ func TestEditUser(t *testing.T) {
 	t.Run("no default role to fall back on", func(t *testing.T) {
 		acctExec(t, db, `UPDATE roles SET is_default = false`)
 		defer acctExec(t, db, `UPDATE roles SET is_default = true WHERE id = 3`)
-		err := db.EditUser(ctx, 2, 1, catalog.UserEdit{Username: "editor", RemovedRoles: []int64{3}})
+		_, err := db.EditUser(ctx, 2, 1, catalog.UserEdit{Username: "editor", RemovedRoles: []int64{3}})
 		if err == nil || apperr.CodeOf(err) != apperr.Internal {
 			t.Fatalf("error %v, want an internal error", err)
 		}
@@ -297,6 +297,35 @@ func TestEditUser(t *testing.T) {
 			t.Errorf("roles %v after a failed edit, want [3]", got)
 		}
 	})
+}
+
+// TestEditUserResult: the edit reports what it changed, for the audit record: the
+// facts before and after, and the roles really granted (with the default role given
+// to a user left without one) and taken away, not the ids asked for.
+func TestEditUserResult(t *testing.T) {
+	ctx := context.Background()
+	db := acctDB(t, nil)
+	acctExec(t, db, `INSERT INTO users (id, slug, username) VALUES (10, 'u10', 'u10')`)
+	acctExec(t, db, `INSERT INTO user_roles VALUES (10, 2)`)
+	res, err := db.EditUser(ctx, 10, 1, catalog.UserEdit{Username: "u10-new", AgeVerified: true,
+		AddedRoles: []int64{2}, RemovedRoles: []int64{2, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := catalog.UserEditResult{
+		Before: catalog.UserFacts{Username: "u10"}, After: catalog.UserFacts{Username: "u10-new", AgeVerified: true},
+		AddedRoles: []int64{2}, RemovedRoles: []int64{2},
+	}
+	if fmt.Sprint(res) != fmt.Sprint(want) {
+		t.Errorf("result %+v, want %+v", res, want)
+	}
+	res, err = db.EditUser(ctx, 10, 1, catalog.UserEdit{Username: "u10-new", AgeVerified: true, RemovedRoles: []int64{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(res.AddedRoles, res.RemovedRoles) != "[3] [2]" {
+		t.Errorf("roles added %v and removed %v, want the default role 3 for the removed 2", res.AddedRoles, res.RemovedRoles)
+	}
 }
 
 func TestDeleteUserLeavesNoOrphans(t *testing.T) {
@@ -359,33 +388,35 @@ func TestLogoutUser(t *testing.T) {
 	acctWant(t, db.LogoutUser(ctx, 999, 1), apperr.NotFound, apperr.MsgUserNotFound)
 }
 
-func TestGrantRoleByName(t *testing.T) {
+func TestGrantRole(t *testing.T) {
 	ctx := context.Background()
 	db := acctDB(t, nil)
 	tests := []struct {
-		user, role string
-		granted    bool
+		user, role int64
+		want       postgres.Grant
 		code       apperr.Code
 		msg        string
 	}{
-		{"Member", "admin", true, "", ""},
-		{"member", "admin", false, "", ""},
-		{"nobody", "admin", false, apperr.NotFound, apperr.MsgUserNotFound},
-		{"member", "overlord", false, apperr.NotFound, postgres.MsgRoleNotFound},
+		{3, 1, postgres.Grant{Username: "member", RoleName: "admin", Granted: true}, "", ""},
+		{3, 1, postgres.Grant{Username: "member", RoleName: "admin"}, "", ""},
+		{999, 1, postgres.Grant{}, apperr.NotFound, apperr.MsgUserNotFound},
+		{3, 999, postgres.Grant{}, apperr.NotFound, postgres.MsgRoleNotFound},
 	}
 	for _, tt := range tests {
-		t.Run(tt.user+" "+tt.role, func(t *testing.T) {
-			granted, err := db.GrantRoleByName(ctx, tt.user, tt.role)
+		t.Run(fmt.Sprintf("user %d role %d", tt.user, tt.role), func(t *testing.T) {
+			g, err := db.GrantRole(ctx, tt.user, tt.role)
 			acctWant(t, err, tt.code, tt.msg)
-			if granted != tt.granted {
-				t.Errorf("granted %v, want %v", granted, tt.granted)
+			if g != tt.want {
+				t.Errorf("grant %+v, want %+v", g, tt.want)
 			}
 		})
 	}
 	if got := acctRoles(t, db, 3); fmt.Sprint(got) != "[1 3]" {
 		t.Errorf("member's roles %v, want [1 3]", got)
 	}
-	if id, err := db.UserIDByUsername(ctx, "EDITOR"); err != nil || id != 2 {
-		t.Errorf("UserIDByUsername(EDITOR) = %d, %v; want 2", id, err)
+	if name, err := db.UserName(ctx, 2); err != nil || name != "editor" {
+		t.Errorf("UserName(2) = %q, %v; want editor", name, err)
 	}
+	_, err := db.UserName(ctx, 999)
+	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
 }

@@ -2,7 +2,6 @@ package publishers
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -27,9 +26,19 @@ func handlePublishers(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
+		search, err := httpapi.Search(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		// lang is not used for filtering (the spec), but bounded like every text.
+		if _, err := httpapi.QueryText(r, "lang", catalog.MaxLanguage); err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
 		pubs, err := store.Publishers(r.Context(), catalog.PublisherFilter{
 			Client: client,
-			Search: httpapi.Search(r),
+			Search: search,
 			Order:  order,
 			Limit:  page.Limit,
 			Offset: page.Offset,
@@ -97,14 +106,23 @@ func handlePublications(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		lang := strings.TrimSpace(r.URL.Query().Get("user_lang"))
+		search, err := httpapi.Search(r)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
+		lang, err := httpapi.QueryText(r, "user_lang", catalog.MaxLanguage)
+		if err != nil {
+			httpapi.Error(w, r, err)
+			return
+		}
 		if lang == "" {
 			lang = catalog.DefaultLanguage
 		}
 		pubs, total, err := store.PublisherPublications(r.Context(), catalog.PublicationFilter{
 			Publisher: id,
 			Client:    client,
-			Search:    httpapi.Search(r),
+			Search:    search,
 			Order:     order,
 			Language:  lang,
 			Limit:     page.Limit,

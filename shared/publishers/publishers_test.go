@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/mediacatalog/service/infra/testenv"
@@ -29,7 +30,13 @@ func setup(t testing.TB) (http.Handler, *testenv.DB, *postgres.QueryCounter) {
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
 		INSERT INTO publishers (id, client_id, name, slug, website) VALUES (1001, 2, 'Second Press', 'second-press', 'press.example');
 		INSERT INTO series (id, client_id, name, slug, type) VALUES (1001, 2, 'Lonely Series', 'lonely-series', 'Manga');
-		INSERT INTO series_publishers (series_id, publisher_id) VALUES (1001, 1001);`); err != nil {
+		INSERT INTO series_publishers (series_id, publisher_id) VALUES (1001, 1001);
+		INSERT INTO clients (id, name) VALUES (3, 'Third');
+		INSERT INTO publishers (id, client_id, name, slug, website, image_source)
+		     VALUES (1002, 3, 'Script Press', 'script-press', 'javascript:alert(document.cookie)', 'javascript:alert(1)');
+		INSERT INTO publisher_descriptions (id, publisher_id, description, language, source) VALUES
+		     (1002, 1002, 'a', 'English', 'javascript:alert(1)'), (1003, 1002, 'b', 'English', 'data:text/html,x'),
+		     (1004, 1002, 'c', 'English', 'Wikipedia');`); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -157,7 +164,7 @@ func TestRoutes(t *testing.T) {
 			}
 		})},
 		{name: "list of another client", target: "/publishers?client=2", status: 200,
-			body: `[{"id":1001,"name":"Second Press","short-name":"","slug":"second-press","country":"","website":"press.example",
+			body: `[{"id":1001,"name":"Second Press","short-name":"","slug":"second-press","country":"","website":"https://press.example",
 				"headquarter":"","series_count":1,"founding_date":"","image":"","image_source":"","client":2}]`},
 		{name: "list of a client without publishers", target: "/publishers?client=55", status: 200, body: `[]`},
 		{name: "list client missing", target: "/publishers", status: 400, body: missing},
@@ -185,8 +192,28 @@ func TestRoutes(t *testing.T) {
 			}
 		}},
 		{name: "detail of another client's publisher", target: "/publisher/slug/second-press", status: 200,
-			body: `{"id":1001,"name":"Second Press","slug":"second-press","image":"","website":"press.example","country":"",
+			body: `{"id":1001,"name":"Second Press","slug":"second-press","image":"","website":"https://press.example","country":"",
 				"domain":"press.example","descriptions":[],"aliases":[],"relations":[]}`},
+		// Issue 26, finding 7: what was stored past the request checks (an import, SQL)
+		// is served as a link only when it is one; a plain-text source stays.
+		{name: "list of stored links that are not links", target: "/publishers?client=3", status: 200,
+			body: `[{"id":1002,"name":"Script Press","short-name":"","slug":"script-press","country":"","website":"",
+				"headquarter":"","series_count":0,"founding_date":"","image":"","image_source":"","client":3}]`},
+		{name: "detail of stored links that are not links", target: "/publisher/slug/script-press", status: 200,
+			body: `{"id":1002,"name":"Script Press","slug":"script-press","image":"","website":"","country":"","domain":"",
+				"descriptions":[{"id":1002,"description":"a","language":"English","source":""},
+				{"id":1003,"description":"b","language":"English","source":""},
+				{"id":1004,"description":"c","language":"English","source":"Wikipedia"}],"aliases":[],"relations":[]}`},
+		// Issue 26, finding 4: bounded, printable query text.
+		{name: "list search of 101 characters", target: "/publishers?client=1&search=" + strings.Repeat("a", 101), status: 400,
+			body: `{"data":"Invalid search: at most 100 characters","code":400}`},
+		{name: "list search of 100 characters", target: "/publishers?client=1&search=" + strings.Repeat("a", 100), status: 200, body: `[]`},
+		{name: "list lang of 33 characters", target: "/publishers?client=1&lang=" + strings.Repeat("a", 33), status: 400,
+			body: `{"data":"Invalid lang: at most 32 characters","code":400}`},
+		{name: "publications search with a right-to-left override", target: "/publisher/publications/2?client=1&search=a%E2%80%AEb", status: 400,
+			body: `{"data":"Invalid search: control characters and invisible formatting characters (such as U+202E) are not allowed","code":400}`},
+		{name: "publications user_lang of 33 characters", target: "/publisher/publications/2?client=1&user_lang=" + strings.Repeat("a", 33), status: 400,
+			body: `{"data":"Invalid user_lang: at most 32 characters","code":400}`},
 		{name: "detail unknown slug", target: "/publisher/slug/no-such-press", status: 404, body: `{"data":"Publisher not found","code":404}`},
 		{name: "detail blank slug", target: "/publisher/slug/%20", status: 400, body: missing},
 

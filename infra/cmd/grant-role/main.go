@@ -1,13 +1,14 @@
-// Command grant-role gives a user a role: the way to make the first admin of a new
-// deployment, whose users all start with the default role. The user is named by what
-// cannot be renamed or squatted: the user id, or the identity of a provider login
-// (the provider's own user id, e.g. a GitHub account number). A username can be
-// changed by any user editor and taken by any sign-up, so it is not accepted.
+// Command grant-role gives a user a role, by ids: the way to make the first admin of a
+// new deployment, whose users all start with the default role. Ids, not names: an
+// admin can rename a user or a role, so a name may not be who the operator meant (the
+// second security review made itself a full admin by taking the name "admin"). The
+// output names both, for the operator to check.
 //
-//	go run ./infra/cmd/grant-role -id 42 -role admin
-//	go run ./infra/cmd/grant-role -provider github -subject 1234567 -role admin
+//	go run ./infra/cmd/grant-role -user-id 42 -role-id 1
+//	go run ./infra/cmd/grant-role -find alice    # the ids: users whose name contains alice, and the roles
 //
-// It reads DATABASE_URL like the server.
+// It reads DATABASE_URL like the server. The grant is an audit record (JSON on
+// stderr, actor_id 0: the operator), as the API's writes are.
 package main
 
 import (
@@ -16,9 +17,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/mediacatalog/service/infra/cmdrun"
+	"github.com/mediacatalog/service/shared/audit"
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/postgres"
 )
@@ -30,17 +35,14 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("grant-role", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var to postgres.GrantTo
-	fs.Int64Var(&to.UserID, "id", 0, "the user's id")
-	fs.StringVar(&to.Provider, "provider", "", "a provider the user logs in with (google, discord, github), with -subject")
-	fs.StringVar(&to.ProviderUserID, "subject", "", "the user's id at that provider")
-	role := fs.String("role", "", "name of the role to give them, e.g. admin")
+	userID := fs.Int64("user-id", 0, "id of the user (GET /admin-users lists them with their ids)")
+	roleID := fs.Int64("role-id", 0, "id of the role to give them (GET /admin-roles; the demo's admin role is 1)")
+	find := fs.String("find", "", "grant nothing: list the users whose username contains this text, and every role, with their ids")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	byID, byProvider := to.UserID > 0, to.Provider != "" && to.ProviderUserID != ""
-	if *role == "" || byID == byProvider {
-		return errors.New("-role and either -id or -provider with -subject are required")
+	if *find == "" && (*userID <= 0 || *roleID <= 0) {
+		return errors.New("-user-id and -role-id are required (positive ids; -find <name> lists the ids)")
 	}
 	cfg, err := config.Load(getenv)
 	if err != nil {
@@ -51,14 +53,54 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer db.Close()
-	granted, id, username, err := db.GrantRole(ctx, to, *role)
-	if err != nil {
-		return fmt.Errorf("role %q: %w", *role, err)
+	if *find != "" {
+		return list(ctx, db, *find, stdout)
 	}
-	if !granted {
-		_, err = fmt.Fprintf(stdout, "user %d (%s) already has the role %s\n", id, username, *role)
+	g, err := db.GrantRole(ctx, *userID, *roleID)
+	if err != nil {
+		return fmt.Errorf("user %d, role %d: %w", *userID, *roleID, err)
+	}
+	audit.RecordBy(audit.CommandLogger(ctx, stderr), 0, "user.grant-role", "user", *userID,
+		slog.Int64("role_id", *roleID), slog.String("role", g.RoleName), slog.String("username", g.Username),
+		slog.Bool("granted", g.Granted))
+	state := "now has"
+	if !g.Granted {
+		state = "already had"
+	}
+	_, err = fmt.Fprintf(stdout, "user %d %q %s the role %d %q\n", *userID, g.Username, state, *roleID, g.RoleName)
+	return err
+}
+
+// findLimit bounds the users -find lists.
+const findLimit = 50
+
+// list writes the users whose username contains text (at most findLimit, by name),
+// each with the id, registration time and roles, then every role with its id: what
+// the operator needs to choose the ids, when no admin can read them through the API.
+func list(ctx context.Context, db *postgres.DB, text string, w io.Writer) error {
+	page, err := db.Users(ctx, catalog.UserQuery{Search: text, Limit: findLimit})
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "user %d (%s) now has the role %s\n", id, username, *role)
-	return err
+	fmt.Fprintf(w, "users whose name contains %q (%d):\n", text, page.Total)
+	for _, u := range page.Users {
+		roles := make([]string, len(u.Roles))
+		for i, r := range u.Roles {
+			roles[i] = fmt.Sprintf("%d %q", r.ID, r.Name)
+		}
+		fmt.Fprintf(w, "  user %d %q registered %s, roles: %s\n", u.ID, u.Username,
+			u.Registered.UTC().Format("2006-01-02 15:04 MST"), strings.Join(roles, ", "))
+	}
+	if page.Total > int64(len(page.Users)) {
+		fmt.Fprintf(w, "  ... and %d more: narrow the text\n", page.Total-int64(len(page.Users)))
+	}
+	roles, err := db.Roles(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "roles:")
+	for _, r := range roles {
+		fmt.Fprintf(w, "  role %d %q, %d permissions, %d users\n", r.ID, r.Name, r.PermissionCount, r.UserCount)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,10 +32,11 @@ func TestToken(t *testing.T) {
 		wantErr string
 		perm    string // a permission the user has
 	}{
-		{[]string{"-user", "admin"}, "", auth.PermDeleteRoles},
-		{[]string{"-user", "Editor"}, "", auth.PermEditUsers},
-		{[]string{"-user", "nobody"}, "User not found", ""},
-		{nil, "-user is required", ""},
+		{[]string{"-user-id", "1"}, "", auth.PermDeleteRoles},
+		{[]string{"-user-id", "2"}, "", auth.PermEditUsers},
+		{[]string{"-user-id", "999"}, "User not found", ""},
+		{[]string{"-user", "admin"}, "flag provided but not defined: -user", ""},
+		{nil, "-user-id is required", ""},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -61,6 +63,12 @@ func TestToken(t *testing.T) {
 			}
 			if !p.Has(tt.perm) {
 				t.Errorf("principal %+v lacks %s", p, tt.perm)
+			}
+			// The session is on the record, without the token.
+			want := fmt.Sprintf(`"actor_id":0,"action":"user.token","target":{"kind":"user","id":%s},"changes":{"username":%q,"session_id":%q}`,
+				tt.args[1], p.Username, p.SessionID)
+			if !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), lines[0]) {
+				t.Errorf("stderr %s, want an audit record with %s and no token", stderr.String(), want)
 			}
 		})
 	}

@@ -2,8 +2,10 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"golang.org/x/oauth2"
 )
@@ -37,22 +39,34 @@ func fetchGitHub(ctx context.Context, p *provider, tok *oauth2.Token) (Profile, 
 		name = *u.Name
 	}
 	profile := Profile{ProviderUserID: strconv.FormatInt(u.ID, 10), Username: name, AvatarURL: ptr(u.AvatarURL)}
-	// GitHub lets a user choose only a verified address as the public one,
-	// so a non-null email on /user is verified. Otherwise the primary
-	// address counts, and only when it is verified.
-	if u.Email != nil && *u.Email != "" {
-		profile.Email = ptr(*u.Email)
-		return profile, nil
-	}
+	// Only an address that /user/emails lists as verified is kept: the primary one,
+	// else the public one of /user. A user may withhold the user:email scope
+	// (GitHub lets the user edit the requested scopes), and /user/emails may fail on
+	// its own; the login then goes on without an email, as Auth.js does, rather than
+	// trusting /user's public address unchecked.
 	var emails []githubEmail
 	if err := p.getJSON(ctx, tok, p.ep.EmailsURL, &emails); err != nil {
-		return Profile{}, err
+		if errors.Is(err, ErrRateLimited) || ctx.Err() != nil {
+			return Profile{}, err
+		}
+		return profile, nil
 	}
+	profile.Email = verifiedGitHubEmail(emails, deref(u.Email))
+	return profile, nil
+}
+
+// verifiedGitHubEmail picks the primary verified address of the list, else the
+// public address when the list has it verified.
+func verifiedGitHubEmail(emails []githubEmail, public string) *string {
 	for _, e := range emails {
 		if e.Primary && e.Verified && e.Email != "" {
-			profile.Email = ptr(e.Email)
-			break
+			return ptr(e.Email)
 		}
 	}
-	return profile, nil
+	for _, e := range emails {
+		if public != "" && e.Verified && strings.EqualFold(e.Email, public) {
+			return ptr(e.Email)
+		}
+	}
+	return nil
 }

@@ -70,8 +70,9 @@ func (p *provider) idTokenSubject(tok *oauth2.Token) (string, error) {
 	if _, _, err := jwt.NewParser().ParseUnverified(raw, &claims); err != nil {
 		return "", fmt.Errorf("%w: google: malformed ID token: %w", ErrExchange, err)
 	}
-	// Google documents both forms of its issuer.
-	if claims.Issuer != p.ep.Issuer && claims.Issuer != strings.TrimPrefix(p.ep.Issuer, "https://") {
+	// Google documents both forms of its issuer: https://accounts.google.com and
+	// accounts.google.com.
+	if claims.Issuer != p.ep.Issuer && claims.Issuer != bareIssuer(p.ep.Issuer) {
 		return "", fmt.Errorf("%w: google: ID token issuer %q, want %q", ErrExchange, clip(claims.Issuer), p.ep.Issuer)
 	}
 	v := jwt.NewValidator(jwt.WithAudience(p.cfg.ClientID), jwt.WithExpirationRequired(), jwt.WithLeeway(idTokenLeeway))
@@ -85,6 +86,14 @@ func (p *provider) idTokenSubject(tok *oauth2.Token) (string, error) {
 		return "", fmt.Errorf("%w: google: the ID token has no subject", ErrExchange)
 	}
 	return claims.Subject, nil
+}
+
+// bareIssuer is the issuer without its scheme, the second form Google documents.
+func bareIssuer(issuer string) string {
+	if rest, ok := strings.CutPrefix(issuer, "https://"); ok {
+		return rest
+	}
+	return strings.TrimPrefix(issuer, "http://")
 }
 
 // flexBool accepts a JSON boolean or the strings "true" and "false", as

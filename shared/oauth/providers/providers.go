@@ -52,6 +52,10 @@ var (
 	// ErrProfile: the token was issued but the user's profile could not be
 	// fetched or was unusable.
 	ErrProfile = errors.New("oauth provider: profile fetch failed")
+	// ErrRateLimited: the provider refused the exchange or the profile fetch for
+	// its rate limit (429, or GitHub's 403 with no requests remaining). It comes
+	// wrapped with ErrExchange or ErrProfile too.
+	ErrRateLimited = errors.New("oauth provider: rate limited")
 )
 
 // Profile is the provider account of a user, reduced to what the service keeps.
@@ -219,9 +223,11 @@ func specFor(name string) (spec, bool) {
 	case Discord:
 		return spec{
 			defaults: Endpoints{
-				AuthURL:    endpoints.Discord.AuthURL,
-				TokenURL:   endpoints.Discord.TokenURL,
-				ProfileURL: "https://discord.com/api/users/@me",
+				AuthURL:  endpoints.Discord.AuthURL,
+				TokenURL: endpoints.Discord.TokenURL,
+				// Discord's API versions are in the path; an unversioned call goes
+				// to the default version, which Discord marks deprecated.
+				ProfileURL: "https://discord.com/api/v10/users/@me",
 			},
 			scopes:    []string{"identify", "email"},
 			authStyle: oauth2.AuthStyleInHeader,
@@ -302,6 +308,9 @@ func (p *provider) exchangeError(err error) error {
 	if re.Response != nil {
 		status = re.Response.StatusCode
 	}
+	if rateLimited(re.Response) {
+		return fmt.Errorf("%w: %w: %s token endpoint answered %d%s", ErrExchange, ErrRateLimited, p.name, status, retryAfter(re.Response))
+	}
 	if re.ErrorCode == "access_denied" {
 		return fmt.Errorf("%w: %s token endpoint answered %d access_denied", ErrAccessDenied, p.name, status)
 	}
@@ -333,6 +342,9 @@ func (p *provider) getJSON(ctx context.Context, tok *oauth2.Token, endpoint stri
 		return fmt.Errorf("%w: %s: %w", ErrProfile, p.name, err)
 	}
 	defer resp.Body.Close()
+	if rateLimited(resp) {
+		return fmt.Errorf("%w: %w: %s: GET %s answered %d%s", ErrProfile, ErrRateLimited, p.name, endpoint, resp.StatusCode, retryAfter(resp))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("%w: %s: GET %s answered %d", ErrProfile, p.name, endpoint, resp.StatusCode)
 	}
@@ -347,6 +359,25 @@ func (p *provider) getJSON(ctx context.Context, tok *oauth2.Token, endpoint stri
 		return fmt.Errorf("%w: %s: decode %s: %w", ErrProfile, p.name, endpoint, err)
 	}
 	return nil
+}
+
+// rateLimited reports whether a provider's answer is its rate limit: 429 at any of
+// them (Discord's may be an HTML page, so only the status counts), or GitHub's 403
+// with X-RateLimit-Remaining 0 (GitHub's REST API documents both).
+func rateLimited(resp *http.Response) bool {
+	if resp == nil {
+		return false
+	}
+	return resp.StatusCode == http.StatusTooManyRequests ||
+		resp.StatusCode == http.StatusForbidden && resp.Header.Get("X-RateLimit-Remaining") == "0"
+}
+
+// retryAfter is ", retry after N s" when the answer says when to retry.
+func retryAfter(resp *http.Response) string {
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		return ", retry after " + clip(v) + " s"
+	}
+	return ""
 }
 
 func withDefaults(ep, def Endpoints) Endpoints {

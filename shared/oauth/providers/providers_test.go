@@ -91,6 +91,7 @@ func TestExchangeProfile(t *testing.T) {
 	tests := []struct {
 		name     string
 		provider string
+		setup    func(*providertest.Server) // faults of the stand-in, before the login
 		user     providertest.User
 		want     flat
 	}{
@@ -144,12 +145,63 @@ func TestExchangeProfile(t *testing.T) {
 			want: want("41771983423143937", "someone", "", "https://cdn.discordapp.com/embed/avatars/0.png"),
 		},
 		{
-			name:     "github public email",
+			name:     "github primary verified address over the public one",
 			provider: providers.GitHub,
-			user: providertest.User{ID: "583231", Login: "octocat", Name: "The Octocat", Email: "octocat@github.com",
+			user: providertest.User{ID: "583231", Login: "octocat", Name: "The Octocat",
 				Avatar: "https://avatars.githubusercontent.com/u/583231?v=4",
-				Emails: []providertest.Email{{Email: "other@example.com", Primary: true, Verified: true}}},
-			want: want("583231", "The Octocat", "octocat@github.com", "https://avatars.githubusercontent.com/u/583231?v=4"),
+				Emails: []providertest.Email{
+					{Email: "octocat@github.com", Verified: true, Visibility: "public"},
+					{Email: "other@example.com", Primary: true, Verified: true, Visibility: "private"}}},
+			want: want("583231", "The Octocat", "other@example.com", "https://avatars.githubusercontent.com/u/583231?v=4"),
+		},
+		{
+			name:     "github public address when the list has it verified and no primary is",
+			provider: providers.GitHub,
+			user: providertest.User{ID: "583231", Login: "octocat",
+				Emails: []providertest.Email{
+					{Email: "unverified@example.com", Primary: true, Verified: false},
+					{Email: "octocat@github.com", Verified: true, Visibility: "public"}}},
+			want: want("583231", "octocat", "octocat@github.com", ""),
+		},
+		{
+			name:     "github user:email withheld: login without an email",
+			provider: providers.GitHub,
+			user: providertest.User{ID: "583231", Login: "octocat", Withhold: []string{"user:email"},
+				Emails: []providertest.Email{{Email: "octocat@github.com", Primary: true, Verified: true, Visibility: "public"}}},
+			want: want("583231", "octocat", "", ""),
+		},
+		{
+			name:     "github /user/emails failing alone: login without an email",
+			provider: providers.GitHub,
+			setup:    func(s *providertest.Server) { s.FailNextEmails() },
+			user: providertest.User{ID: "583231", Login: "octocat",
+				Emails: []providertest.Email{{Email: "octocat@github.com", Primary: true, Verified: true, Visibility: "public"}}},
+			want: want("583231", "octocat", "", ""),
+		},
+		{
+			name:     "google issuer in its bare form",
+			provider: providers.Google,
+			setup:    func(s *providertest.Server) { s.AlterNextIDToken(providertest.IDTokenBareIssuer) },
+			user:     providertest.User{ID: "1002", Name: "Cleo", Email: "cleo@example.com", EmailVerified: true},
+			want:     want("1002", "Cleo", "cleo@example.com", ""),
+		},
+		{
+			name:     "google email_verified as the text true",
+			provider: providers.Google,
+			user:     providertest.User{ID: "1003", Name: "Dan", Email: "dan@example.com", EmailVerified: true, EmailVerifiedText: true},
+			want:     want("1003", "Dan", "dan@example.com", ""),
+		},
+		{
+			name:     "google email_verified as the text false",
+			provider: providers.Google,
+			user:     providertest.User{ID: "1004", Name: "Eve", Email: "eve@example.com", EmailVerified: false, EmailVerifiedText: true},
+			want:     want("1004", "Eve", "", ""),
+		},
+		{
+			name:     "discord without a discriminator",
+			provider: providers.Discord,
+			user:     providertest.User{ID: "80351110224678912", Login: "nelly"},
+			want:     want("80351110224678912", "nelly", "", "https://cdn.discordapp.com/embed/avatars/5.png"),
 		},
 		{
 			name:     "github email from /user/emails primary verified",
@@ -182,6 +234,9 @@ func TestExchangeProfile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, p := standIn(t, tt.provider)
 			srv.QueueUser(tt.user)
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
 			got, err := login(t, p)
 			if err != nil {
 				t.Fatalf("login: %v", err)
@@ -239,6 +294,24 @@ func TestExchangeFailures(t *testing.T) {
 				return err
 			},
 			want: providers.ErrProfile,
+		},
+		{
+			name: "rate limited, the provider's JSON answer",
+			run: func(t *testing.T, srv *providertest.Server, p providers.Provider) error {
+				srv.RateLimitNext(providertest.RateLimitJSON)
+				_, err := login(t, p)
+				return err
+			},
+			want: providers.ErrRateLimited,
+		},
+		{
+			name: "rate limited, an HTML page",
+			run: func(t *testing.T, srv *providertest.Server, p providers.Provider) error {
+				srv.RateLimitNext(providertest.RateLimitHTML)
+				_, err := login(t, p)
+				return err
+			},
+			want: providers.ErrRateLimited,
 		},
 		{
 			name: "code replayed",
@@ -622,6 +695,54 @@ func TestConcurrentLogins(t *testing.T) {
 			}
 			if len(seen) != n {
 				t.Errorf("got %d distinct users, want %d: %v", len(seen), n, seen)
+			}
+		})
+	}
+}
+
+// toStandIn sends every request, whatever its host, to the stand-in at base: the
+// provider's real addresses, answered by the stand-in's rules.
+type toStandIn struct{ base *url.URL }
+
+func (rt toStandIn) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.URL.Scheme, r.URL.Host, r.Host = rt.base.Scheme, rt.base.Host, rt.base.Host
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestRealEndpointPaths logs in with the providers' real addresses (no endpoint
+// override), each request routed to the stand-in, which serves the real paths:
+// Discord's profile call must name an API version the stand-in serves (v10), and
+// GitHub's must be api.github.com's /user and /user/emails.
+func TestRealEndpointPaths(t *testing.T) {
+	for _, name := range []string{providers.Discord, providers.GitHub} {
+		t.Run(name, func(t *testing.T) {
+			srv := providertest.New(t, name, "client-"+name, "secret-"+name)
+			base, err := url.Parse(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := &http.Client{Transport: toStandIn{base}}
+			p, err := providers.New(name, providers.Credentials{ClientID: srv.ClientID, ClientSecret: srv.ClientSecret}, providers.Endpoints{}, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			verifier, challenge := providers.PKCE()
+			authURL, err := url.Parse(p.AuthCodeURL("st", challenge, redirectFor(p)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			authURL.Scheme, authURL.Host = base.Scheme, base.Host
+			back, err := providertest.Authorize(t.Context(), authURL.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			profile, err := p.Exchange(t.Context(), back.Query().Get("code"), verifier, redirectFor(p))
+			if err != nil {
+				t.Fatalf("login with the real addresses: %v", err)
+			}
+			if profile.ProviderUserID == "" || profile.Email == nil {
+				t.Errorf("profile %+v, want the stand-in's default user with an email", flatten(profile))
 			}
 		})
 	}

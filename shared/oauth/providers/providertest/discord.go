@@ -6,14 +6,27 @@ import (
 	"strings"
 )
 
-// discordRoutes serves Discord's paths: /oauth2/authorize,
-// /api/oauth2/token and /api/users/@me.
+// discordAPIVersions are the API versions Discord lists as available
+// (discord.com/developers/docs/reference, API Versioning). An unversioned path
+// goes to Discord's default version, which it marks deprecated, so the stand-in
+// answers it, like any other version, 404 as Discord does for an unknown route.
+var discordAPIVersions = []string{"v9", "v10"}
+
+// discordRoutes serves Discord's paths: /oauth2/authorize, the token endpoint
+// at /api/oauth2/token (the address Discord's OAuth2 documentation gives) and
+// /api/v{9,10}/oauth2/token, and /api/v{9,10}/users/@me.
 func (s *Server) discordRoutes() (http.Handler, endpointPaths) {
-	paths := endpointPaths{auth: "/oauth2/authorize", token: "/api/oauth2/token", profile: "/api/users/@me"}
+	paths := endpointPaths{auth: "/oauth2/authorize", token: "/api/oauth2/token", profile: "/api/v10/users/@me"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+paths.auth, s.handleAuthorize)
 	mux.HandleFunc("POST "+paths.token, s.discordToken)
-	mux.HandleFunc("GET "+paths.profile, s.discordMe)
+	for _, v := range discordAPIVersions {
+		mux.HandleFunc("POST /api/"+v+"/oauth2/token", s.discordToken)
+		mux.HandleFunc("GET /api/"+v+"/users/@me", s.discordMe)
+	}
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "404: Not Found", "code": 0})
+	})
 	return mux, paths
 }
 
@@ -78,6 +91,10 @@ func (s *Server) discordToken(w http.ResponseWriter, r *http.Request) {
 // discordMe answers like https://discord.com/api/users/@me: the user object,
 // with email and verified only under the email scope.
 func (s *Server) discordMe(w http.ResponseWriter, r *http.Request) {
+	if kind := s.takeRateLimit(); kind != 0 {
+		s.answerRateLimit(w, kind)
+		return
+	}
 	if s.take(&s.failProfile) {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": "500: Internal Server Error", "code": 0})
 		return
@@ -88,23 +105,23 @@ func (s *Server) discordMe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := sess.user
-	disc := u.Discriminator
-	if disc == "" {
-		disc = "0"
-	}
 	body := map[string]any{
-		"id":            u.ID,
-		"username":      u.Login,
-		"discriminator": disc,
-		"global_name":   null(u.Name),
-		"avatar":        null(u.Avatar),
-		"banner":        nil,
-		"accent_color":  nil,
-		"mfa_enabled":   false,
-		"locale":        "en-US",
-		"flags":         0,
-		"public_flags":  0,
-		"premium_type":  0,
+		"id":           u.ID,
+		"username":     u.Login,
+		"global_name":  null(u.Name),
+		"avatar":       null(u.Avatar),
+		"banner":       nil,
+		"accent_color": nil,
+		"mfa_enabled":  false,
+		"locale":       "en-US",
+		"flags":        0,
+		"public_flags": 0,
+		"premium_type": 0,
+	}
+	// Users on the new usernames have discriminator "0"; Discord's user object
+	// may leave it out, which an empty Discriminator stands for.
+	if u.Discriminator != "" {
+		body["discriminator"] = u.Discriminator
 	}
 	if slices.Contains(sess.scopes, "email") {
 		body["email"] = null(u.Email)

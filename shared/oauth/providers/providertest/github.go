@@ -89,6 +89,10 @@ func (s *Server) githubSession(w http.ResponseWriter, r *http.Request) (session,
 		})
 		return session{}, false
 	}
+	if kind := s.takeRateLimit(); kind != 0 {
+		s.answerRateLimit(w, kind)
+		return session{}, false
+	}
 	if s.take(&s.failProfile) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "Server Error", "documentation_url": githubDocs})
 		return session{}, false
@@ -128,7 +132,7 @@ func (s *Server) githubUser(w http.ResponseWriter, r *http.Request) {
 		"company":      nil,
 		"blog":         "",
 		"location":     nil,
-		"email":        null(u.Email),
+		"email":        null(githubPublicEmail(u)),
 		"hireable":     nil,
 		"bio":          nil,
 		"public_repos": 0,
@@ -150,10 +154,11 @@ func (s *Server) githubEmails(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found", "documentation_url": githubDocs, "status": "404"})
 		return
 	}
-	emails := sess.user.Emails
-	if emails == nil && sess.user.Email != "" {
-		emails = []Email{{Email: sess.user.Email, Primary: true, Verified: sess.user.EmailVerified, Visibility: "public"}}
+	if s.take(&s.failEmails) {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"message": "Server Error", "documentation_url": githubDocs})
+		return
 	}
+	emails := githubEmails(sess.user)
 	list := make([]map[string]any, 0, len(emails))
 	for _, e := range emails {
 		list = append(list, map[string]any{
@@ -161,4 +166,27 @@ func (s *Server) githubEmails(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// githubEmails is the user's /user/emails list (see User.Emails).
+func githubEmails(u User) []Email {
+	if u.Emails != nil || u.Email == "" {
+		return u.Emails
+	}
+	visibility := "private"
+	if u.EmailVerified {
+		visibility = "public"
+	}
+	return []Email{{Email: u.Email, Primary: true, Verified: u.EmailVerified, Visibility: visibility}}
+}
+
+// githubPublicEmail is /user's "email": the address the user made public, which
+// GitHub allows only for a verified one; "" (null) when none is.
+func githubPublicEmail(u User) string {
+	for _, e := range githubEmails(u) {
+		if e.Visibility == "public" && e.Verified {
+			return e.Email
+		}
+	}
+	return ""
 }

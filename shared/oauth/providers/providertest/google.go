@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,10 @@ func (s *Server) googleMiddleware(next http.Handler) http.Handler {
 		case mockoidc.TokenEndpoint:
 			s.googleToken(w, r, next)
 		case mockoidc.UserinfoEndpoint:
+			if kind := s.takeRateLimit(); kind != 0 {
+				s.answerRateLimit(w, kind)
+				return
+			}
 			if s.take(&s.failProfile) {
 				writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal_failure", "error_description": "Backend Error"})
 				return
@@ -215,6 +220,9 @@ func (g googleUser) Userinfo(scopes []string) ([]byte, error) {
 	if slices.Contains(scopes, "email") && g.u.Email != "" {
 		info["email"] = g.u.Email
 		info["email_verified"] = g.u.EmailVerified
+		if g.u.EmailVerifiedText {
+			info["email_verified"] = strconv.FormatBool(g.u.EmailVerified)
+		}
 	}
 	return json.Marshal(info)
 }
@@ -235,6 +243,8 @@ func (g googleUser) Claims(scopes []string, base *mockoidc.IDTokenClaims) (jwt.C
 		base.Audience, c.AuthorizedParty = append(base.Audience, "other-client"), "other-client"
 	case IDTokenNoPartyManyAudiences:
 		base.Audience, c.AuthorizedParty = append(base.Audience, "other-client"), ""
+	case IDTokenBareIssuer:
+		base.Issuer = strings.TrimPrefix(strings.TrimPrefix(base.Issuer, "https://"), "http://")
 	}
 	if slices.Contains(scopes, "profile") {
 		c.Name, c.Picture = g.u.Name, g.u.Avatar

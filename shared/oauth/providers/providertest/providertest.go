@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -72,8 +73,16 @@ type User struct {
 	// usernames).
 	Discriminator string
 	// Emails is github's /user/emails list. When nil, the list holds Email
-	// alone, as primary, verified when EmailVerified.
+	// alone, as primary, verified when EmailVerified, and public when verified.
+	// /user's "email" is the public verified entry of the list (GitHub lets a
+	// user make only a verified address public), never set on its own.
 	Emails []Email
+	// Withhold lists scopes the user unticks on github's consent page (GitHub
+	// lets the user edit the requested scopes): the token's scope lacks them.
+	Withhold []string
+	// EmailVerifiedText makes google's userinfo carry email_verified as the
+	// string "true" or "false", a form some of Google's endpoints answer.
+	EmailVerifiedText bool
 }
 
 // Email is one entry of github's /user/emails list.
@@ -103,7 +112,15 @@ func WithConsentPage() Option { return func(o *options) { o.consentPage = true }
 
 // WithRedirectURIs registers the only redirect addresses the stand-in
 // accepts, as a real provider does. Without it any absolute http(s) address
-// is accepted.
+// is accepted. google and discord take several and match them exactly.
+//
+// github takes exactly one, the OAuth app's single callback URL, and matches
+// as GitHub documents (docs.github.com, "Authorizing OAuth apps", Redirect
+// URLs): a redirect_uri is accepted when its scheme is the callback's, its
+// host the callback's or a subdomain of it, its port the callback's (any
+// port for a loopback IP), and its path the callback's path or below it. A
+// missing redirect_uri means the callback URL. Any other is sent to the
+// callback URL with error=redirect_uri_mismatch.
 func WithRedirectURIs(uris ...string) Option {
 	return func(o *options) { o.redirectURIs = append(o.redirectURIs, uris...) }
 }
@@ -130,6 +147,8 @@ type Server struct {
 	queue       []queued
 	failToken   int
 	failProfile int
+	failEmails  int             // github: /user/emails alone
+	rateLimits  []RateLimitKind // the next profile requests answer the provider's rate limit
 	idChanges   []IDTokenChange // google: changes of the next ID tokens, in order
 	codes       map[string]grant
 	tokens      map[string]session
@@ -204,6 +223,9 @@ func Start(provider, clientID, secret string, opts ...Option) (*Server, func(), 
 		return nil, nil, fmt.Errorf("providertest: unknown provider %q", provider)
 	}
 	s.flavor = f
+	if provider == GitHub && len(s.opts.redirectURIs) > 1 {
+		return nil, nil, fmt.Errorf("providertest: github: an OAuth app has one callback URL, got %d", len(s.opts.redirectURIs))
+	}
 	var err error
 	switch provider {
 	case Google:
@@ -263,6 +285,9 @@ const (
 	IDTokenOtherParty
 	// IDTokenNoPartyManyAudiences: aud this client and another, no azp.
 	IDTokenNoPartyManyAudiences
+	// IDTokenBareIssuer: iss without its scheme, the form accounts.google.com
+	// that Google documents beside https://accounts.google.com.
+	IDTokenBareIssuer
 )
 
 // AlterNextIDToken makes the next token answer of a google stand-in carry an
@@ -293,6 +318,79 @@ func (s *Server) FailNextProfile() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failProfile++
+}
+
+// FailNextEmails makes the next request to github's /user/emails answer 500
+// while /user answers as usual. Calls add up.
+func (s *Server) FailNextEmails() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failEmails++
+}
+
+// RateLimitKind is the form of a provider's rate-limit answer.
+type RateLimitKind int
+
+const (
+	// RateLimitJSON is the provider's documented JSON answer: Discord's 429
+	// {"message", "retry_after", "global"} with Retry-After; GitHub's 403 with
+	// X-RateLimit-Remaining 0; Google's 429 RESOURCE_EXHAUSTED.
+	RateLimitJSON RateLimitKind = iota + 1
+	// RateLimitHTML is a 429 with an HTML page, as Discord's edge (Cloudflare)
+	// answers when an address is limited.
+	RateLimitHTML
+)
+
+// RateLimitNext makes the next request to a profile endpoint (google
+// userinfo, discord /users/@me, github /user) answer the provider's rate
+// limit in the given form. Calls queue up.
+func (s *Server) RateLimitNext(kind RateLimitKind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rateLimits = append(s.rateLimits, kind)
+}
+
+// takeRateLimit pops the next queued rate limit (0 for none).
+func (s *Server) takeRateLimit() RateLimitKind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.rateLimits) == 0 {
+		return 0
+	}
+	k := s.rateLimits[0]
+	s.rateLimits = s.rateLimits[1:]
+	return k
+}
+
+// rateLimitHTML is the page of a limited address at Discord's edge.
+const rateLimitHTML = `<!DOCTYPE html><html><head><title>Access denied | discord.com used Cloudflare to restrict access</title></head>` +
+	`<body><h1>Error 1015</h1><h2>You are being rate limited</h2></body></html>`
+
+// answerRateLimit writes the provider's rate-limit answer of kind.
+func (s *Server) answerRateLimit(w http.ResponseWriter, kind RateLimitKind) {
+	w.Header().Set("Retry-After", "30")
+	if kind == RateLimitHTML {
+		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(rateLimitHTML))
+		return
+	}
+	switch s.Provider {
+	case GitHub:
+		w.Header().Set("X-RateLimit-Limit", "5000")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(time.Now().Add(30*time.Second).Unix()))
+		writeJSON(w, http.StatusForbidden, map[string]string{
+			"message":           "API rate limit exceeded for user ID 1.",
+			"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+		})
+	case Discord:
+		w.Header().Set("X-RateLimit-Scope", "user")
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"message": "You are being rate limited.", "retry_after": 30.0, "global": false})
+	default:
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
+			"code": 429, "message": "Quota exceeded.", "status": "RESOURCE_EXHAUSTED"}})
+	}
 }
 
 // Env returns the OAUTH_<PROVIDER>_* variables that point the service at
@@ -395,11 +493,20 @@ func (s *Server) parseAuthorize(w http.ResponseWriter, r *http.Request) (authReq
 	}
 	ar := authRequest{redirectURI: q.Get("redirect_uri"), state: q.Get("state"), challenge: q.Get("code_challenge")}
 	u, err := url.Parse(ar.redirectURI)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+	if s.Provider == GitHub && len(s.opts.redirectURIs) == 1 {
+		callback, _ := url.Parse(s.opts.redirectURIs[0])
+		if ar.redirectURI == "" {
+			ar.redirectURI, u = callback.String(), callback
+		} else if err != nil || !githubRedirectAllowed(callback, u) {
+			// GitHub sends the browser to the registered callback with the error.
+			s.redirectError(w, r, authRequest{redirect: callback, state: ar.state}, "redirect_uri_mismatch",
+				"The redirect_uri MUST match the registered callback URL for this application.")
+			return authRequest{}, false
+		}
+	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
 		http.Error(w, "invalid redirect_uri", http.StatusBadRequest)
 		return authRequest{}, false
-	}
-	if len(s.opts.redirectURIs) > 0 && !slices.Contains(s.opts.redirectURIs, ar.redirectURI) {
+	} else if len(s.opts.redirectURIs) > 0 && !slices.Contains(s.opts.redirectURIs, ar.redirectURI) {
 		http.Error(w, "redirect_uri is not registered for this client", http.StatusBadRequest)
 		return authRequest{}, false
 	}
@@ -430,6 +537,25 @@ func (s *Server) parseAuthorize(w http.ResponseWriter, r *http.Request) (authReq
 		return fail("invalid_request", "code_challenge must be a base64url SHA-256 digest")
 	}
 	return ar, true
+}
+
+// githubRedirectAllowed is GitHub's rule for a redirect_uri against the app's
+// one callback URL (see WithRedirectURIs).
+func githubRedirectAllowed(callback, u *url.URL) bool {
+	if u.Scheme != callback.Scheme || u.User != nil || u.Fragment != "" || u.Host == "" {
+		return false
+	}
+	host, cbHost := strings.ToLower(u.Hostname()), strings.ToLower(callback.Hostname())
+	if host != cbHost && !strings.HasSuffix(host, "."+cbHost) {
+		return false
+	}
+	if ip := net.ParseIP(host); !(ip != nil && ip.IsLoopback()) && u.Port() != callback.Port() {
+		return false
+	}
+	// Compare cleaned paths segment by segment, so that /auth/oauthx is not under
+	// /auth/oauth and /auth/oauth/../x is not either.
+	p, cb := path.Clean("/"+u.EscapedPath()), path.Clean("/"+callback.EscapedPath())
+	return p == cb || cb == "/" || strings.HasPrefix(p, cb+"/")
 }
 
 // consent decides the authorization: the consent page when enabled and not
@@ -489,8 +615,17 @@ func (s *Server) issueCode(u User, ar authRequest) string {
 	code := rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.codes[code] = grant{user: u, redirectURI: ar.redirectURI, challenge: ar.challenge, scopes: ar.scopes, expires: time.Now().Add(codeTTL)}
+	s.codes[code] = grant{user: u, redirectURI: ar.redirectURI, challenge: ar.challenge, scopes: s.granted(u, ar.scopes), expires: time.Now().Add(codeTTL)}
 	return code
+}
+
+// granted is what the user grants of the requested scopes: GitHub lets the user
+// untick scopes on its consent page; the others grant what is requested.
+func (s *Server) granted(u User, requested []string) []string {
+	if s.Provider != GitHub || len(u.Withhold) == 0 {
+		return requested
+	}
+	return slices.DeleteFunc(slices.Clone(requested), func(sc string) bool { return slices.Contains(u.Withhold, sc) })
 }
 
 // redeem consumes code: a code is good for one token request, whatever its
@@ -532,9 +667,11 @@ func (s *Server) session(token string) (session, bool) {
 
 // clientAuth reads the client credentials of a token request, from HTTP
 // Basic authentication (form-encoded, RFC 6749 §2.3.1) or from the form.
+// github reads the form only: its token endpoint documents client_id and
+// client_secret as body parameters.
 func (s *Server) clientAuth(r *http.Request) bool {
 	id, secret := r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	if u, p, ok := r.BasicAuth(); ok {
+	if u, p, ok := r.BasicAuth(); ok && s.Provider != GitHub {
 		var err1, err2 error
 		id, err1 = url.QueryUnescape(u)
 		secret, err2 = url.QueryUnescape(p)

@@ -83,6 +83,9 @@ func TestAuthorizeValidation(t *testing.T) {
 	}
 	for _, name := range names {
 		for _, tt := range tests {
+			if name == providertest.GitHub && tt.name == "unregistered redirect_uri" {
+				continue // GitHub redirects to its callback instead: TestGitHubRedirectURIs
+			}
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
 				srv := providertest.New(t, name, "cid", "csecret", tt.opts...)
 				q := authParams(srv)
@@ -202,7 +205,8 @@ func TestTokenEndpoint(t *testing.T) {
 		{"discord wrong secret", providertest.Discord, tokenRequest{change: func(f url.Values) { f.Set("client_secret", "x") }}, 401, "invalid_client", "application/json"},
 		{"github JSON", providertest.GitHub, tokenRequest{accept: "application/json"}, 200, "", "application/json"},
 		{"github form-encoded without Accept", providertest.GitHub, tokenRequest{}, 200, "", "application/x-www-form-urlencoded"},
-		{"github basic credentials", providertest.GitHub, tokenRequest{basic: true, accept: "application/json"}, 200, "", "application/json"},
+		// GitHub documents client_id and client_secret as body parameters only.
+		{"github basic credentials", providertest.GitHub, tokenRequest{basic: true, accept: "application/json"}, 200, "incorrect_client_credentials", "application/json"},
 		{"github redirect_uri optional", providertest.GitHub, tokenRequest{accept: "application/json", change: func(f url.Values) { f.Del("redirect_uri") }}, 200, "", "application/json"},
 		{"github wrong verifier answers 200 with an error", providertest.GitHub,
 			tokenRequest{accept: "application/json", change: func(f url.Values) { f.Set("code_verifier", strings.Repeat("w", 43)) }}, 200, "bad_verification_code", "application/json"},
@@ -310,8 +314,35 @@ func TestProfileDocuments(t *testing.T) {
 			name: "discord @me", provider: providertest.Discord, scope: "identify email",
 			user: providertest.User{ID: "80351110224678912", Login: "nelly", Email: "nelly@example.com", EmailVerified: true},
 			path: func(s *providertest.Server) string { return s.ProfileURL },
-			want: map[string]any{"id": "80351110224678912", "username": "nelly", "discriminator": "0", "global_name": nil,
+			want: map[string]any{"id": "80351110224678912", "username": "nelly", "global_name": nil,
 				"avatar": nil, "email": "nelly@example.com", "verified": true},
+			absent: []string{"discriminator"}, status: 200,
+		},
+		{
+			name: "discord @me with the new usernames' discriminator", provider: providertest.Discord, scope: "identify",
+			user:   providertest.User{ID: "1", Login: "nelly", Discriminator: "0"},
+			path:   func(s *providertest.Server) string { return s.ProfileURL },
+			want:   map[string]any{"id": "1", "discriminator": "0"},
+			status: 200,
+		},
+		{
+			name: "discord unversioned API", provider: providertest.Discord, scope: "identify",
+			user:   providertest.User{ID: "1", Login: "nelly"},
+			path:   func(s *providertest.Server) string { return s.URL + "/api/users/@me" },
+			status: 404,
+		},
+		{
+			name: "discord API v9", provider: providertest.Discord, scope: "identify",
+			user:   providertest.User{ID: "1", Login: "nelly"},
+			path:   func(s *providertest.Server) string { return s.URL + "/api/v9/users/@me" },
+			want:   map[string]any{"id": "1"},
+			status: 200,
+		},
+		{
+			name: "google email_verified as text", provider: providertest.Google, scope: "openid email",
+			user:   providertest.User{ID: "42", Email: "ada@example.com", EmailVerified: true, EmailVerifiedText: true},
+			path:   func(s *providertest.Server) string { return s.ProfileURL },
+			want:   map[string]any{"email": "ada@example.com", "email_verified": "true"},
 			status: 200,
 		},
 		{
@@ -331,6 +362,22 @@ func TestProfileDocuments(t *testing.T) {
 			user:   providertest.User{ID: "583231", Login: "octocat", Avatar: "https://avatars/1"},
 			path:   func(s *providertest.Server) string { return s.ProfileURL },
 			want:   map[string]any{"id": float64(583231), "login": "octocat", "name": nil, "email": nil, "avatar_url": "https://avatars/1"},
+			status: 200,
+		},
+		{
+			name: "github public email is the public verified entry of the list", provider: providertest.GitHub, scope: "read:user user:email", ua: "t",
+			user: providertest.User{ID: "1", Login: "octocat", Emails: []providertest.Email{
+				{Email: "private@example.com", Primary: true, Verified: true, Visibility: "private"},
+				{Email: "public@example.com", Verified: true, Visibility: "public"}}},
+			path:   func(s *providertest.Server) string { return s.ProfileURL },
+			want:   map[string]any{"email": "public@example.com"},
+			status: 200,
+		},
+		{
+			name: "github unverified address is never public", provider: providertest.GitHub, scope: "read:user user:email", ua: "t",
+			user:   providertest.User{ID: "1", Login: "octocat", Email: "unverified@example.com"},
+			path:   func(s *providertest.Server) string { return s.ProfileURL },
+			want:   map[string]any{"email": nil},
 			status: 200,
 		},
 		{
@@ -533,4 +580,74 @@ func TestStartWithoutTest(t *testing.T) {
 	if _, _, err := providertest.Start(providertest.Discord, "", "csecret"); err == nil {
 		t.Error("Start accepted an empty client id")
 	}
+}
+
+// TestGitHubRedirectURIs holds the GitHub stand-in to GitHub's rule for an OAuth
+// app's one callback URL (docs.github.com, "Authorizing OAuth apps", Redirect URLs):
+// subdirectories and subdomains of the callback pass, anything else is sent to the
+// registered callback with error=redirect_uri_mismatch.
+func TestGitHubRedirectURIs(t *testing.T) {
+	const callback = "https://api.example.com/auth/oauth"
+	tests := []struct {
+		name, redirectURI string
+		ok                bool
+	}{
+		{"the callback itself", callback, true},
+		{"the login callback below it", callback + "/github/callback", true},
+		{"the link callback below it", callback + "/link/github/callback", true},
+		{"a subdomain", "https://eu.api.example.com/auth/oauth/github/callback", true},
+		{"missing: the callback", "", true},
+		{"a sibling path", "https://api.example.com/auth/oauthx/github/callback", false},
+		{"a parent path", "https://api.example.com/auth", false},
+		{"a path escaping with dot segments", callback + "/../other", false},
+		{"another port", "https://api.example.com:8443/auth/oauth/github/callback", false},
+		{"another scheme", "http://api.example.com/auth/oauth/github/callback", false},
+		{"another host", "https://api.example.org/auth/oauth/github/callback", false},
+		{"a host ending like it", "https://evilapi.example.com/auth/oauth/github/callback", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := providertest.New(t, providertest.GitHub, "cid", "csecret", providertest.WithRedirectURIs(callback))
+			q := authParams(srv)
+			if tt.redirectURI == "" {
+				q.Del("redirect_uri")
+			} else {
+				q.Set("redirect_uri", tt.redirectURI)
+			}
+			resp := get(t, srv.AuthURL+"?"+q.Encode())
+			loc, err := resp.Location()
+			if resp.StatusCode != http.StatusFound || err != nil {
+				t.Fatalf("got %s (%v), want a redirect", resp.Status, err)
+			}
+			back := loc.Query()
+			target := loc.Scheme + "://" + loc.Host + loc.Path
+			want := tt.redirectURI
+			if !tt.ok || want == "" {
+				want = callback
+			}
+			if target != want {
+				t.Errorf("redirected to %s, want %s", target, want)
+			}
+			if tt.ok && (back.Get("code") == "" || back.Has("error")) {
+				t.Errorf("query %v, want a code", back)
+			}
+			if !tt.ok && (back.Get("error") != "redirect_uri_mismatch" || back.Has("code") || back.Get("state") != "st") {
+				t.Errorf("query %v, want error=redirect_uri_mismatch with the state", back)
+			}
+		})
+	}
+	t.Run("loopback callbacks take any port", func(t *testing.T) {
+		srv := providertest.New(t, providertest.GitHub, "cid", "csecret", providertest.WithRedirectURIs("http://127.0.0.1:3000/auth/oauth"))
+		q := authParams(srv)
+		q.Set("redirect_uri", "http://127.0.0.1:4711/auth/oauth/github/callback")
+		if loc, _ := get(t, srv.AuthURL+"?"+q.Encode()).Location(); loc == nil || loc.Port() != "4711" || !loc.Query().Has("code") {
+			t.Errorf("redirected to %v, want the loopback address with a code", loc)
+		}
+	})
+	t.Run("an OAuth app has one callback URL", func(t *testing.T) {
+		if _, _, err := providertest.Start(providertest.GitHub, "cid", "csecret",
+			providertest.WithRedirectURIs(callback+"/github/callback", callback+"/link/github/callback")); err == nil {
+			t.Error("two callback URLs accepted")
+		}
+	})
 }

@@ -1,7 +1,7 @@
 -- Day 0 (issue 25): a new database can be used at once. Sign-ups receive the default
 -- role (shared/postgres/connections.go gives a new user the role marked is_default, and
 -- none existed), and there is an `admin` role holding every built-in permission for the
--- operator to give the first administrator (make grant-role USER_ID=<id> ROLE=admin).
+-- operator to give the first administrator (make grant-role USER_ID=<id> ROLE_ID=1).
 --
 -- On a new database (no role at all) the two roles take the ids 1 and 3, those the demo
 -- data (infra/demo, which adds `editor` as 2) and the sample events give them, so the
@@ -15,6 +15,7 @@
 -- request behind it.
 -- +goose Up
 SET LOCAL lock_timeout = '1s';
+SET LOCAL statement_timeout = '5s';
 
 INSERT INTO roles (id, name, description, is_default)
 SELECT v.id, v.name, v.description, v.is_default
