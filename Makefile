@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build client migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build client migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -80,10 +80,20 @@ bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once 
 	done
 	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
 
-lint: ## gofmt, go vet and squawk over the migrations
+# The template's validators: cfn-lint 1.51 and aws-sam-translator 1.110 (the pair
+# `sam validate --lint` runs; python3 -m pip install cfn-lint==1.51.0
+# aws-sam-translator==1.110.0). infra/samtemplate's tests run the transform on two
+# parameter sets and lint each result, check the resource graph for cycles and the
+# transformed template for what the code needs; make test runs them too.
+lint: ## gofmt, go vet, squawk over the migrations, cfn-lint and the SAM transform checks of template.yaml
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) test -count=1 -run 'TestSquawk|TestConcurrentBuildsChecked' ./shared/postgres/migrate/
+	@command -v cfn-lint >/dev/null && python3 -c 'import samtranslator' 2>/dev/null || { \
+		echo "make lint needs cfn-lint and aws-sam-translator (Python 3.11):" >&2; \
+		echo "  python3 -m pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0" >&2; exit 2; }
+	cfn-lint template.yaml
+	$(GO) test -count=1 -short ./infra/samtemplate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
 # `make bench` adds libvips' vipsthumbnail, the image benchmark's reference, and vips,
@@ -157,25 +167,59 @@ token: ## print a refreshToken cookie value for the user USER_ID against the loc
 		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
-db-roles: ## create the functions' database roles on DATABASE_URL (after make migrate; README, Deploying)
+# A parameter of ENV's parameter_overrides in samconfig.toml.
+samconfig = $(shell python3 -c 'import sys, tomllib; o = tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]; print(dict(x.split("=", 1) for x in o).get(sys.argv[2], ""))' $(ENV) $(1) 2>/dev/null)
+
+# The roles and their passwords come from the proxy's login secrets, by the ARNs of
+# ENV in samconfig.toml (or DB_WRITER_SECRET_ARN, DB_READER_SECRET_ARN, DB_CDN_SECRET_ARN).
+db-roles: ## create the functions' database roles on DATABASE_URL with the passwords of ENV's login secrets (after make migrate)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
-	$(GO) run ./infra/cmd/db-roles
+	$(GO) run ./infra/cmd/db-roles \
+		-writer-secret "$(or $(DB_WRITER_SECRET_ARN),$(call samconfig,DbWriterSecretArn))" \
+		-reader-secret "$(or $(DB_READER_SECRET_ARN),$(call samconfig,DbReaderSecretArn))" \
+		-cdn-secret "$(or $(DB_CDN_SECRET_ARN),$(call samconfig,DbCdnSecretArn))"
 
 grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment); FIND=<name> lists the ids
 	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/cmd/grant-role -find "$(FIND)"; exit; fi; \
 	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
 	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
-deploy: ## deploy with AWS SAM to ENV (default staging; see samconfig.toml)
-	sam build --config-env $(ENV)
-	sam deploy --config-env $(ENV)
+# ENV's parameter_overrides as shell words (sam deploy --parameter-overrides replaces
+# the file's list, so make deploy passes all of it with the Release).
+samconfig_overrides = $(shell python3 -c 'import sys, shlex, tomllib; print(" ".join(shlex.quote(x) for x in tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]))' $(ENV))
+# The release: a hash of the commit, the uncommitted changes and ENV's parameters, so
+# that any change publishes a version of every function (template.yaml, Release) and
+# deploying the same thing twice is an empty change set.
+# RELEASE_SALT=<anything new> forces a release of the same code and parameters, e.g.
+# for the functions to read a rotated secret (they read secrets when they start).
+RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; echo $(call samconfig_overrides) $(RELEASE_SALT); } | sha256sum | cut -c1-10)
+# CONFIRM_CHANGESET=false (CI) deploys without asking.
+CONFIRM_CHANGESET ?= true
+STACK = $(shell python3 -c 'import sys, tomllib; print(tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["global"]["parameters"]["stack_name"])' $(ENV))
 
-# Deploys the release VERSION (a git tag or commit) from a clean checkout of it; the
-# migrations stay (they are additive, so the older code runs on the newer schema).
-rollback: ## deploy an earlier release again: make rollback ENV=<env> VERSION=<tag>
-	@test -n "$(VERSION)" || { echo "usage: make rollback ENV=<env> VERSION=<git tag>" >&2; exit 2; }
-	rm -rf .rollback && git worktree add --detach .rollback "$(VERSION)"
-	$(MAKE) -C .rollback deploy ENV=$(ENV); status=$$?; git worktree remove --force .rollback; exit $$status
+deploy: lint ## the lint gate, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
+	@! grep -A80 '^\[$(ENV)\.deploy\.parameters\]' samconfig.toml | sed -n '/^parameter_overrides/,/^\]/p' | grep -q '=<' || { \
+		echo "samconfig.toml: [$(ENV).deploy.parameters] still has <...> placeholders (docs/operations.md, First deploy)" >&2; exit 2; }
+	sam build --config-env $(ENV)
+	sam deploy --config-env $(ENV) --no-fail-on-empty-changeset \
+		$(if $(filter false no 0,$(CONFIRM_CHANGESET)),--no-confirm-changeset,--confirm-changeset) \
+		--parameter-overrides $(call samconfig_overrides) Release=$(RELEASE)
+
+# Every function's live alias back to the previous release's version, in seconds: no
+# build, no CloudFormation, no canary. An interrupted run resumes its plan
+# (.rollback/<stack>.json). Older releases: make redeploy VERSION=<tag>.
+rollback: ## move every function of ENV back to the previous release (AWS credentials and AWS_REGION in the environment)
+	$(GO) run ./infra/cmd/rollback -stack $(STACK)
+
+# Deploys the release VERSION (a git tag or commit) from a fresh checkout of it, with
+# today's samconfig.toml (the environments' values are today's, not the old commit's);
+# the migrations stay (they are additive, so the older code runs on the newer schema).
+redeploy: ## deploy an earlier release again: make redeploy ENV=<env> VERSION=<tag> (the canary judges it)
+	@test -n "$(VERSION)" || { echo "usage: make redeploy ENV=<env> VERSION=<git tag>" >&2; exit 2; }
+	git worktree prune
+	dir=$$(mktemp -d) && git worktree add --detach "$$dir/src" "$(VERSION)" && cp samconfig.toml "$$dir/src/" && \
+	{ $(MAKE) -C "$$dir/src" deploy ENV=$(ENV) CONFIRM_CHANGESET=$(CONFIRM_CHANGESET); status=$$?; \
+	  git worktree remove --force "$$dir/src"; rm -rf "$$dir"; exit $$status; }
 
 clean: ## remove build output (keeps the local stack's data in $(STACK_DIR))
 	rm -rf $(BUILD_DIR) .aws-sam

@@ -1,6 +1,7 @@
 package samtemplate_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/oauth/providers"
+	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
@@ -118,6 +120,14 @@ func TestDatabaseAccess(t *testing.T) {
 		t.Errorf("the template's DB_MAX_CONNS %q reads as %d (%v), IAM %v", tpl.GlobalEnv["DB_MAX_CONNS"], cfg.DBMaxConns, err, cfg.DBIAMAuth)
 	}
 	connectTimeout := atoi(t, param(t, tpl, "DbConnectTimeout", "MaxValue"))
+	borrow := atoi(t, param(t, tpl, "ProxyBorrowTimeout", "MaxValue"))
+	// A request's worst case before it can answer 503 itself: connecting, then one
+	// database call up to its own deadline (which includes the wait for a proxy
+	// connection), a second below the function's timeout.
+	call := postgres.CallTimeout
+	if time.Duration(borrow)*time.Second >= call {
+		t.Errorf("the proxy's borrow timeout (up to %d s) is not within a call's deadline %v", borrow, call)
+	}
 	host := "!If [CreateProxy, !GetAtt DbProxy.Endpoint, !Ref DbProxyEndpoint]"
 	for _, f := range functionOf(t, tpl) {
 		t.Run(f.Name, func(t *testing.T) {
@@ -128,8 +138,8 @@ func TestDatabaseAccess(t *testing.T) {
 			if vars["User"] != "!Ref "+dbRoles[f.Name] || vars["Host"] != host {
 				t.Errorf("DATABASE_URL variables %v, want user %s through the proxy", vars, dbRoles[f.Name])
 			}
-			if connectTimeout >= f.Timeout {
-				t.Errorf("connect timeout up to %d s, function timeout %d s", connectTimeout, f.Timeout)
+			if worst := time.Duration(connectTimeout)*time.Second + call; worst+time.Second > time.Duration(f.Timeout)*time.Second {
+				t.Errorf("connect (up to %d s) and one call (%v) leave no second for a 503 within the function's %d s", connectTimeout, call, f.Timeout)
 			}
 			st := statements(f)["ConnectAsOwnDatabaseRole"]
 			if !slices.Equal(list(samtemplate.Get(st, "Action")), []string{"rds-db:connect"}) {
@@ -175,10 +185,15 @@ func TestDatabaseAccess(t *testing.T) {
 		t.Errorf("proxy logins %v, want %v", secrets, want)
 	}
 	tg := resource(t, tpl, "DbProxyTargetGroup", "AWS::RDS::DBProxyTargetGroup")
-	borrow := atoi(t, samtemplate.Scalar(samtemplate.Get(tg, "ConnectionPoolConfigurationInfo", "ConnectionBorrowTimeout")))
-	for _, f := range tpl.Functions {
-		if borrow >= f.Timeout {
-			t.Errorf("the proxy's borrow timeout %d s is not below %s's %d s", borrow, f.Name, f.Timeout)
+	pool := samtemplate.Get(tg, "ConnectionPoolConfigurationInfo")
+	if got := samtemplate.Scalar(samtemplate.Get(pool, "ConnectionBorrowTimeout")); got != "!Ref ProxyBorrowTimeout" {
+		t.Errorf("ConnectionBorrowTimeout %q", got)
+	}
+	// A fixed idle share above an environment's ProxyMaxConnectionsPercent fails the
+	// deploy; the proxy's default (half of it) never does.
+	if idle := samtemplate.Get(pool, "MaxIdleConnectionsPercent"); idle != nil {
+		if n, err := strconv.Atoi(samtemplate.Scalar(idle)); err != nil || n > atoi(t, param(t, tpl, "ProxyMaxConnectionsPercent", "MinValue")) {
+			t.Errorf("MaxIdleConnectionsPercent %s may exceed ProxyMaxConnectionsPercent", samtemplate.Scalar(idle))
 		}
 	}
 }
@@ -271,36 +286,40 @@ func TestDomain(t *testing.T) {
 	}
 }
 
-// TestAlarmsAndCanary: each function publishes versions behind an alias and shifts
-// traffic by DeploymentType, rolled back by its errors and p99-duration alarms and the
-// API's 5xx alarm; each function also has a throttles alarm; the API, DynamoDB, the
-// proxy and the cdn's invalidations have theirs; every alarm notifies AlarmTopicArn.
+// TestAlarmsAndCanary: each function publishes a version per release (any change of
+// code, template or parameter: make deploy's Release) behind an alias and shifts traffic by
+// DeploymentType; it pages on its error rate, throttles, p99 duration and its routes'
+// 5xx; the API, DynamoDB, the proxy and the cdn's invalidations have their alarms;
+// every alarm but the canaries (which roll back and page no one) notifies
+// AlarmTopicArn. What rolls a deployment back is checked on the transformed template
+// (TestTransformedAlias).
 func TestAlarmsAndCanary(t *testing.T) {
 	tpl := loadTemplate(t)
-	if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", "AutoPublishAlias")); got == "" {
-		t.Error("no AutoPublishAlias")
+	if got := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Globals", "Function", "AutoPublishAlias")); got != "live" {
+		t.Errorf("Globals.Function.AutoPublishAlias %q", got)
 	}
 	alarm := func(id string) *yaml.Node { return resource(t, tpl, id, "AWS::CloudWatch::Alarm") }
 	for id, f := range tpl.Functions {
 		t.Run(f.Name, func(t *testing.T) {
 			base := strings.TrimSuffix(id, "Function")
+			// Every release publishes a version (TestTransformedAlias checks the outcome).
+			for _, key := range []string{"AutoPublishCodeSha256", "VersionDescription"} {
+				if got := samtemplate.Scalar(samtemplate.Get(f.Props, key)); got != "!Ref Release" {
+					t.Errorf("%s %q, want !Ref Release", key, got)
+				}
+			}
 			dp := samtemplate.Get(f.Props, "DeploymentPreference")
 			if samtemplate.Scalar(samtemplate.Get(dp, "Type")) != "!Ref DeploymentType" {
 				t.Errorf("DeploymentPreference %s", samtemplate.Scalar(dp))
 			}
-			rollback := samtemplate.Refs(samtemplate.Get(dp, "Alarms"))
-			slices.Sort(rollback)
-			want := []string{"Api5xxAlarm", base + "DurationAlarm", base + "ErrorsAlarm"}
-			slices.Sort(want)
-			if !slices.Equal(rollback, want) {
-				t.Errorf("rolled back by %v, want %v", rollback, want)
-			}
-			for _, m := range []string{"Errors", "Throttles", "Duration"} {
+			for _, m := range []string{"Errors", "CanaryErrors", "Throttles", "Duration", "Routes"} {
 				a := alarm(base + m + "Alarm")
-				if samtemplate.Scalar(samtemplate.Get(a, "MetricName")) != m || samtemplate.Scalar(samtemplate.Get(a, "Namespace")) != "AWS/Lambda" ||
-					!slices.Equal(samtemplate.Refs(samtemplate.Get(a, "Dimensions")), []string{id}) {
-					t.Errorf("%s%sAlarm watches %s", base, m, samtemplate.Scalar(a))
+				if refs := samtemplate.Refs(a); !slices.Contains(refs, id) {
+					t.Errorf("%s%sAlarm does not watch %s: %v", base, m, id, refs)
 				}
+			}
+			if got := samtemplate.Scalar(alarm(base + "ErrorsAlarm")); !strings.Contains(got, "EvaluationPeriods: 3") || !strings.Contains(got, "MetricName: Invocations") {
+				t.Errorf("the paging errors alarm is not a rate over periods: %s", got)
 			}
 			d := alarm(base + "DurationAlarm")
 			if samtemplate.Scalar(samtemplate.Get(d, "ExtendedStatistic")) != "p99" || atoi(t, samtemplate.Scalar(samtemplate.Get(d, "Threshold"))) >= f.Timeout*1000 {
@@ -311,18 +330,15 @@ func TestAlarmsAndCanary(t *testing.T) {
 			}
 		})
 	}
-	metricOf := func(id string) string {
-		return samtemplate.Scalar(alarm(id))
-	}
 	for id, want := range map[string][]string{
 		"Api5xxAlarm":                 {"MetricName: 5xx", "MetricName: Count", "!Ref HttpApi"},
 		"Api4xxAlarm":                 {"MetricName: 4xx", "MetricName: Count", "!Ref HttpApi"},
 		"DynamoDBErrorsAlarm":         {"SystemErrors", "WriteThrottleEvents", "!Ref OAuthStateTable", "!Ref RateLimitTable"},
-		"ProxyClientConnectionsAlarm": {"ClientConnections", "!Ref DbProxy"},
+		"ProxyClientConnectionsAlarm": {"ClientConnections", "!Ref DbProxy", "!Ref ProxyClientConnectionsThreshold"},
 		"ProxyPinnedAlarm":            {"DatabaseConnectionsCurrentlySessionPinned", "!Ref DbProxy"},
 		"InvalidationFailuresAlarm":   {"Namespace: " + cdn.MetricsNamespace, "MetricName: InvalidationFailures", "Value: cdn"},
 	} {
-		got := metricOf(id)
+		got := samtemplate.Scalar(alarm(id))
 		for _, w := range want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s lacks %q:\n%s", id, w, got)
@@ -335,12 +351,13 @@ func TestAlarmsAndCanary(t *testing.T) {
 			continue
 		}
 		n++
-		if got := samtemplate.Scalar(samtemplate.Get(r, "Properties", "AlarmActions")); !strings.Contains(got, "!Ref AlarmTopicArn") {
-			t.Errorf("%s does not notify AlarmTopicArn: %s", id, got)
+		got := samtemplate.Scalar(samtemplate.Get(r, "Properties", "AlarmActions"))
+		if canary := strings.HasSuffix(id, "CanaryErrorsAlarm"); canary == strings.Contains(got, "!Ref AlarmTopicArn") {
+			t.Errorf("%s: AlarmActions %q (canary alarms roll back and page no one; the others page)", id, got)
 		}
 	}
-	if n != 8*3+6 {
-		t.Errorf("%d alarms, want %d", n, 8*3+6)
+	if n != 8*5+6 {
+		t.Errorf("%d alarms, want %d", n, 8*5+6)
 	}
 	resource(t, tpl, "Dashboard", "AWS::CloudWatch::Dashboard")
 }
@@ -427,7 +444,7 @@ func TestConnectionArithmetic(t *testing.T) {
 	for id := range tpl.Functions {
 		total += atoi(t, param(t, tpl, strings.TrimSuffix(id, "Function")+"Concurrency", "Default")) * perContainer
 	}
-	if alarm := atoi(t, param(t, tpl, "ProxyClientConnectionsAlarm", "Default")); alarm >= total {
+	if alarm := atoi(t, param(t, tpl, "ProxyClientConnectionsThreshold", "Default")); alarm >= total {
 		t.Errorf("client connection alarm at %d, the most possible is %d", alarm, total)
 	}
 	readme, err := os.ReadFile(repoFile("README.md"))
@@ -494,32 +511,143 @@ func TestOutboundAccess(t *testing.T) {
 	}
 }
 
-// TestSamconfig: every environment sets only the template's parameters, and all of
-// those without a default.
+// TestSamconfig: every environment lists every parameter of the template (sam deploy
+// keeps a stack's previous value of any it leaves out), with values the template
+// accepts (its placeholders <...> filled from the "create" parameter set, then checked
+// and transformed by transform.py); dev and staging reserve less concurrency than
+// prod; the proxy clients' alarm sits below what the concurrencies allow; an empty
+// change set is no error.
 func TestSamconfig(t *testing.T) {
 	tpl := loadTemplate(t)
 	sc, err := os.ReadFile(repoFile("samconfig.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\].*?parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(string(sc), -1)
+	blocks := regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\]\n(.*?)parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(string(sc), -1)
 	if len(blocks) != 3 {
 		t.Fatalf("%d deploy sections, want 3", len(blocks))
 	}
 	params := samtemplate.Get(tpl.Root, "Parameters")
+	fill := paramsOf(t, "create")
+	concurrency := map[string]int{}
 	for _, b := range blocks {
-		set := map[string]bool{}
-		for _, m := range regexp.MustCompile(`"(\w+)=`).FindAllStringSubmatch(b[2], -1) {
-			set[m[1]] = true
-			if samtemplate.Get(params, m[1]) == nil {
-				t.Errorf("[%s] sets %s, which the template does not have", b[1], m[1])
+		env := b[1]
+		t.Run(env, func(t *testing.T) {
+			if !strings.Contains(b[2], "fail_on_empty_changeset = false") {
+				t.Error("an empty change set fails the deploy")
 			}
-		}
-		for i := 0; i+1 < len(params.Content); i += 2 {
-			name := params.Content[i].Value
-			if samtemplate.Get(params.Content[i+1], "Default") == nil && !set[name] {
-				t.Errorf("[%s] does not set %s, which has no default", b[1], name)
+			set := map[string]string{}
+			for _, m := range regexp.MustCompile(`"(\w+)=([^"]*)"`).FindAllStringSubmatch(b[3], -1) {
+				if _, dup := set[m[1]]; dup {
+					t.Errorf("sets %s twice", m[1])
+				}
+				set[m[1]] = m[2]
+				if samtemplate.Get(params, m[1]) == nil {
+					t.Errorf("sets %s, which the template does not have", m[1])
+				}
 			}
+			for i := 0; i+1 < len(params.Content); i += 2 {
+				name := params.Content[i].Value
+				if _, ok := set[name]; !ok && name != "Release" {
+					t.Errorf("does not set %s", name)
+				}
+			}
+			if _, ok := set["Release"]; ok {
+				t.Error("sets Release, which make deploy computes for each deploy")
+			}
+			total := 0
+			for k, v := range set {
+				if strings.HasSuffix(k, "Concurrency") {
+					total += atoi(t, v)
+				}
+				if strings.HasPrefix(v, "<") {
+					f, ok := fill[k]
+					if !ok {
+						t.Errorf("%s: placeholder %s and no value in the create set", k, v)
+					}
+					set[k] = f
+				}
+			}
+			concurrency[env] = total
+			if limit := atoi(t, set["ProxyClientConnectionsThreshold"]); limit >= 2*total {
+				t.Errorf("ProxyClientConnectionsThreshold %d, the most clients are %d", limit, 2*total)
+			}
+			buf, _ := json.Marshal(set)
+			dir := t.TempDir()
+			path := filepath.Join(dir, env+".json")
+			if err := os.WriteFile(path, buf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := samtemplate.Transform(repoFile("template.yaml"), path, dir); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if concurrency["default"] >= concurrency["prod"] || concurrency["staging"] >= concurrency["prod"] {
+		t.Errorf("reserved concurrency %v: dev and staging should reserve less than prod", concurrency)
+	}
+}
+
+// paramsOf reads a parameter set of testdata.
+func paramsOf(t *testing.T, set string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samtemplate.Dir(), "testdata", set+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// makeOut runs make with args in the repository and returns its output and error.
+func makeOut(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("make", append([]string{"--no-print-directory"}, args...)...)
+	cmd.Dir = filepath.Dir(repoFile("Makefile"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestDeployTargets: make deploy runs the lint gate before building, refuses an
+// environment with placeholders left, can run unattended, takes an empty change set
+// as no error and passes every parameter of the environment with the release (a hash
+// that changes with RELEASE_SALT); make rollback builds and deploys nothing.
+func TestDeployTargets(t *testing.T) {
+	plan, err := makeOut(t, "-n", "deploy", "ENV=prod", "CONFIRM_CHANGESET=false")
+	if err != nil {
+		t.Fatalf("make -n deploy: %v\n%s", err, plan)
+	}
+	lint, build := strings.Index(plan, "cfn-lint template.yaml"), strings.Index(plan, "sam build")
+	if lint < 0 || build < 0 || lint > build {
+		t.Errorf("the lint gate does not come before sam build:\n%s", plan)
+	}
+	for _, want := range []string{"--no-confirm-changeset", "--no-fail-on-empty-changeset", "LogRetentionDays=90", "PublishersConcurrency=100"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("make deploy lacks %s:\n%s", want, plan)
 		}
+	}
+	release := regexp.MustCompile(`Release=([A-Za-z0-9]{10})\b`)
+	m := release.FindStringSubmatch(plan)
+	if m == nil {
+		t.Fatalf("no Release=<10 characters> in\n%s", plan)
+	}
+	if again, _ := makeOut(t, "-n", "deploy", "ENV=prod"); !strings.Contains(again, "Release="+m[1]) || !strings.Contains(again, "--confirm-changeset") {
+		t.Errorf("the same deploy twice: another release or no confirmation:\n%s", again)
+	}
+	if salted, _ := makeOut(t, "-n", "deploy", "ENV=prod", "RELEASE_SALT=rotation"); strings.Contains(salted, "Release="+m[1]) {
+		t.Error("RELEASE_SALT does not change the release")
+	}
+	// The placeholders of the repository's samconfig stop the deploy before sam runs
+	// (-o lint: the gate is assumed passed here).
+	out, err := makeOut(t, "-o", "lint", "deploy", "ENV=prod")
+	if err == nil || !strings.Contains(out, "placeholders") || strings.Contains(out, "sam build") {
+		t.Errorf("make deploy with placeholders: %v\n%s", err, out)
+	}
+	rb, err := makeOut(t, "-n", "rollback", "ENV=prod")
+	if err != nil || !strings.Contains(rb, "./infra/cmd/rollback -stack media-catalog-prod") || strings.Contains(rb, "sam ") {
+		t.Errorf("make rollback: %v\n%s", err, rb)
 	}
 }

@@ -58,6 +58,9 @@ func Parse(b []byte) (*Template, error) {
 		return nil, fmt.Errorf("parse template: empty document")
 	}
 	root := doc.Content[0]
+	if err := noDuplicateKeys(root); err != nil {
+		return nil, fmt.Errorf("parse template: %w", err)
+	}
 	t := &Template{Root: root, Resources: map[string]*yaml.Node{}, Functions: map[string]*Function{}, GlobalEnv: map[string]string{}, GlobalEnvNodes: map[string]*yaml.Node{}}
 	res := Get(root, "Resources")
 	if res == nil {
@@ -127,6 +130,27 @@ func Parse(b []byte) (*Template, error) {
 		t.Functions[id] = f
 	}
 	return t, nil
+}
+
+// noDuplicateKeys reads YAML as CloudFormation and cfn-lint do: a key twice in one
+// mapping is an error (yaml.v3 keeps both in a Node and would let the last win).
+func noDuplicateKeys(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if line, dup := seen[k.Value]; dup {
+				return fmt.Errorf("line %d: key %q already defined at line %d", k.Line, k.Value, line)
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := noDuplicateKeys(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Get walks mapping keys from n; nil when a key is absent.

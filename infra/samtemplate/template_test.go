@@ -17,7 +17,6 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/openapi"
 	"github.com/mediacatalog/service/shared/routegroups"
-	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // codeRoutes builds every group as its function would and returns its API routes. It
@@ -120,38 +119,6 @@ func TestRoutesAgree(t *testing.T) {
 	}
 }
 
-// TestCORSAgrees holds template.yaml's CorsConfiguration (API Gateway's preflights in
-// AWS) to the methods and headers the Go middleware allows (the local server's):
-// methods exactly, headers case-insensitively as HTTP compares them.
-func TestCORSAgrees(t *testing.T) {
-	cors := samtemplate.Get(loadTemplate(t).Resources["HttpApi"], "Properties", "CorsConfiguration")
-	if cors == nil {
-		t.Fatal("template.yaml's HttpApi has no CorsConfiguration")
-	}
-	list := func(key string) []string {
-		var out []string
-		if n := samtemplate.Get(cors, key); n != nil {
-			for _, c := range n.Content {
-				out = append(out, samtemplate.Scalar(c))
-			}
-		}
-		return out
-	}
-	if got := list("AllowMethods"); !slices.Equal(got, httpapi.CORSMethods) {
-		t.Errorf("AllowMethods %v, the middleware allows %v", got, httpapi.CORSMethods)
-	}
-	lower := func(s []string) []string {
-		out := make([]string, len(s))
-		for i, v := range s {
-			out[i] = strings.ToLower(v)
-		}
-		return out
-	}
-	if got := list("AllowHeaders"); !slices.Equal(lower(got), lower(httpapi.CORSHeaders)) {
-		t.Errorf("AllowHeaders %v, the middleware allows %v", got, httpapi.CORSHeaders)
-	}
-}
-
 // TestBuildTargets: each function's makefile target builds its own package.
 func TestBuildTargets(t *testing.T) {
 	mk, err := os.ReadFile(repoFile("Makefile"))
@@ -172,50 +139,6 @@ func TestBuildTargets(t *testing.T) {
 			}
 			if _, err := os.Stat(repoFile("functions/" + f.Name + "/main.go")); err != nil {
 				t.Errorf("no functions/%s/main.go", f.Name)
-			}
-		})
-	}
-}
-
-// TestEnvironment: every variable a function's wiring reads is set for it, and no
-// other; the secrets among them come from Secrets Manager at start-up (SECRETS_ARN),
-// never as variables; GOMEMLIMIT is the Go runtime's.
-func TestEnvironment(t *testing.T) {
-	fns := functionOf(t, loadTemplate(t))
-	for _, g := range routegroups.All() {
-		t.Run(g.Name, func(t *testing.T) {
-			f := fns[g.Name]
-			if f == nil {
-				t.Fatalf("no function %s", g.Name)
-			}
-			want := []string{"GOMEMLIMIT"}
-			fromSecrets := false
-			for _, k := range append(slices.Clone(app.CommonEnv), g.Env...) {
-				if isSecret(k) {
-					fromSecrets = true
-					continue
-				}
-				want = append(want, k)
-			}
-			if fromSecrets {
-				want = append(want, secrets.ARNsVariable)
-			}
-			if fromSecrets != (g.Secrets != nil) {
-				t.Errorf("the group reads secrets at start-up: %v; its variables need them: %v", g.Secrets != nil, fromSecrets)
-			}
-			sort.Strings(want)
-			var got []string
-			for k := range f.Env {
-				got = append(got, k)
-			}
-			sort.Strings(got)
-			if !slices.Equal(got, want) {
-				t.Errorf("environment differs\ntemplate: %v\nwant:     %v", got, want)
-			}
-			for k, v := range f.Env {
-				if strings.Contains(v, "{{resolve:") {
-					t.Errorf("%s is resolved into the environment at deploy: %q", k, v)
-				}
 			}
 		})
 	}

@@ -99,7 +99,9 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 // dbOptions are the pool options of the configuration: DB_MAX_CONNS, and with
 // DB_IAM_AUTH the IAM token and verified TLS of RDS Proxy.
 func (a *App) dbOptions() []postgres.Option {
-	var opts []postgres.Option
+	// Each database call's own deadline: a frozen database gets an answer in seconds,
+	// whatever the function's timeout or REQUEST_TIMEOUT.
+	opts := []postgres.Option{postgres.WithCallDeadline(postgres.CallTimeout)}
 	if a.Config.DBMaxConns > 0 {
 		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
 	}

@@ -31,6 +31,7 @@ func newConnFixture(t *testing.T) connFixture {
 	counter := &postgres.QueryCounter{}
 	db := testenv.NewDB(t, postgres.WithTracer(counter))
 	connExec(t, db, `
+DELETE FROM roles; -- the day-0 roles of the migrations (00020): this fixture has its own
 INSERT INTO roles (id, name, is_default) VALUES (1, 'member', true), (2, 'admin', false);
 INSERT INTO users (id, slug, username, password_hash) VALUES
 	(1, 'alice', 'alice', '$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA'),

@@ -26,6 +26,7 @@ const pagingFixture = `
 	INSERT INTO contributors (id, client_id, first_name, last_name, slug)
 	SELECT n, 2, (ARRAY['Aki', 'Ben'])[1 + n % 2], CASE WHEN n IN (3, 6) THEN NULL ELSE 'Ito ' || n END, 'c-' || n
 	FROM generate_series(1, 9) n;
+	DELETE FROM roles; -- the day-0 roles of the migrations (00020): this fixture has its own
 	INSERT INTO roles (id, name, is_default) VALUES (1, 'reader', true);
 	INSERT INTO users (id, slug, username, registered)
 	SELECT n, 'u-' || n, CASE WHEN n % 2 = 0 THEN 'Blue' ELSE 'red' END || n,

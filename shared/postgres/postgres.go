@@ -90,6 +90,12 @@ var defaultParams = map[string]string{
 // StatementTimeout is the default statement_timeout of the pool's connections.
 const StatementTimeout = 5 * time.Second
 
+// CallTimeout is each database call's own deadline: a little over StatementTimeout, so
+// that PostgreSQL ends a slow statement itself (with its own error) and this deadline
+// only ends the calls it cannot: a frozen server or network, a proxy that never lends a
+// connection. It includes the wait for the proxy's connection (ProxyBorrowTimeout).
+const CallTimeout = StatementTimeout + time.Second
+
 // SessionDefaultNames lists the session defaults' names, sorted.
 func SessionDefaultNames() []string { return slices.Sorted(maps.Keys(defaultParams)) }
 

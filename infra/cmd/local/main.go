@@ -153,7 +153,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	h := http.NewServeMux()
 	h.Handle(apidocs.Path, docs)
 	h.Handle(apidocs.Path+"/", docs)
-	h.Handle("/", api)
+	timeouts, err := functionTimeouts(ctx, a)
+	if err != nil {
+		return err
+	}
+	h.Handle("/", lambdaDeadlines(api, timeouts))
 	// make token and other commands find the running stack here.
 	envFile := filepath.Join(absDir, "stack.env")
 	if err := writeEnvFile(envFile, cfg); err != nil {

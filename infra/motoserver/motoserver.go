@@ -1,0 +1,45 @@
+// Package motoserver starts moto's server mode for tests: the AWS APIs' stand-in of
+// the Python ecosystem (pip install 'moto[server]'), speaking their wire formats, for
+// the operators' tools whose APIs the project has no other stand-in for (Secrets
+// Manager's writes, Lambda's versions and aliases).
+package motoserver
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// Start runs a moto server on a free loopback port for the test and returns its URL.
+// It fails the test, saying how to install moto, when it cannot start.
+func Start(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	if testing.Verbose() {
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("moto server (pip install 'moto[server]'): %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for range 300 {
+		if resp, err := http.Get(url + "/moto-api/"); err == nil {
+			resp.Body.Close()
+			return url
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("moto server did not start (pip install 'moto[server]')")
+	return ""
+}
