@@ -554,3 +554,56 @@ func TestRulesRefuseBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestEdgeAvatarSpellings: the avatar behaviour's viewer-request function lets the
+// canonical spellings through to the cache and the origin, and answers every other
+// spelling 404 at the edge (run with node, as CloudFront runs it): API Gateway decodes
+// the path before the function sees it, so only the edge can refuse %33.
+func TestEdgeAvatarSpellings(t *testing.T) {
+	cfn, _ := transformed(t, "create")
+	dc := cfn.Resources["Distribution"].Properties["DistributionConfig"].(map[string]any)
+	behaviours := dc["CacheBehaviors"].([]any)
+	avatar := behaviours[0].(map[string]any)
+	assoc, _ := avatar["FunctionAssociations"].([]any)
+	if len(assoc) != 1 || assoc[0].(map[string]any)["EventType"] != "viewer-request" {
+		t.Fatalf("avatar behaviour's functions %v", assoc)
+	}
+	ga := assoc[0].(map[string]any)["FunctionARN"].(map[string]any)["Fn::GetAtt"].([]any)
+	fn := cfn.Resources[fmt.Sprint(ga[0])]
+	if fn.Type != "AWS::CloudFront::Function" {
+		t.Fatalf("viewer-request function %v", ga)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node runs the CloudFront function in this test: install Node.js")
+	}
+	code := fmt.Sprint(fn.Properties["FunctionCode"])
+	for _, tc := range []struct {
+		uri  string
+		pass bool
+	}{
+		{"/user/avatar/3", true}, {"/user/avatar/3/high", true}, {"/user/avatar/3/scaled", true},
+		{"/user/avatar/1234567890123456789", true},
+		{"/user/avatar/%33", false}, {"/user/avatar/3/hig%68", false}, {"/user/avatar/03", false},
+		{"/user/avatar/+3", false}, {"/user/avatar/3/", false}, {"/user/avatar/3/HIGH", false},
+		{"/user/avatar/3/medium", false}, {"/user/avatar/0", false}, {"/user/avatar/3%2Fhigh", false},
+		{"/user/avatar/12345678901234567890", false}, {"/user/avatar/", false},
+	} {
+		script := code + fmt.Sprintf("\nconsole.log(JSON.stringify(handler({request: {method: 'GET', uri: %q, headers: {}, querystring: {}, cookies: {}}})));", tc.uri)
+		out, err := exec.Command(node, "-e", script).Output()
+		if err != nil {
+			t.Fatalf("node: %v", err)
+		}
+		var resp struct {
+			StatusCode int    `json:"statusCode"`
+			URI        string `json:"uri"`
+		}
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("%s: %v: %s", tc.uri, err, out)
+		}
+		passed := resp.StatusCode == 0 && resp.URI == tc.uri
+		if passed != tc.pass || (!tc.pass && resp.StatusCode != 404) {
+			t.Errorf("%s: %s, want passed %v", tc.uri, out, tc.pass)
+		}
+	}
+}
