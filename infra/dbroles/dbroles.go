@@ -8,9 +8,9 @@
 //     ledger (avatar_invalidations), nothing else.
 //
 // Run it as the owner of the tables (the user that runs the migrations), after the
-// migrations; it is idempotent. The grants on tables that later migrations create come
-// from the default privileges it sets for that owner (the cdn role's are per table, so
-// a migration that gives cdn a new table grants it there).
+// migrations; it is idempotent. make migrate grants again after every run (Regrant), so
+// the tables a migration creates are granted whichever role ran it (the cdn role's
+// grants are per table: a migration that gives cdn a new table adds it to grants).
 package dbroles
 
 import (
@@ -72,17 +72,7 @@ func Apply(ctx context.Context, conn *pgx.Conn, r Roles) error {
 				stmts = append(stmts, "ALTER ROLE "+q(role.name)+" SET "+k+" = '"+postgres.SessionDefault(k)+"'")
 			}
 		}
-		stmts = append(stmts,
-			"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "+w,
-			"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "+w,
-			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "+w,
-			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO "+w,
-			"GRANT SELECT ON ALL TABLES IN SCHEMA public TO "+rd,
-			"REVOKE ALL ON "+strings.Join(accountTables, ", ")+" FROM "+rd,
-			"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO "+rd,
-			"GRANT SELECT (id, profile_image) ON users TO "+c,
-			"GRANT SELECT, INSERT, UPDATE ON avatar_invalidations TO "+c,
-		)
+		stmts = append(stmts, grants(w, rd, c)...)
 		for _, s := range stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
 				return fmt.Errorf("dbroles: %s: %w", strings.SplitN(s, " PASSWORD ", 2)[0], err)
@@ -90,4 +80,46 @@ func Apply(ctx context.Context, conn *pgx.Conn, r Roles) error {
 		}
 		return nil
 	})
+}
+
+// Regrant gives the three roles, when they all exist, their privileges again on every
+// table, sequence and column as the schema now stands, in one transaction; it reports
+// whether it did. make migrate runs it after the migrations, so a table a migration
+// creates is granted whatever role ran it (default privileges apply only to tables
+// created by the role that set them). A database without the roles (a local one) is
+// left alone.
+func Regrant(ctx context.Context, conn *pgx.Conn, r Roles) (bool, error) {
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_roles WHERE rolname IN ($1, $2, $3)", r.Writer, r.Reader, r.CDN).Scan(&n); err != nil {
+		return false, err
+	}
+	if n != 3 {
+		return false, nil
+	}
+	q := func(name string) string { return pgx.Identifier{name}.Sanitize() }
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for _, s := range grants(q(r.Writer), q(r.Reader), q(r.CDN)) {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return fmt.Errorf("dbroles: %s: %w", s, err)
+			}
+		}
+		return nil
+	})
+	return err == nil, err
+}
+
+// grants are the privileges of the writer w, the reader rd and the cdn role c (quoted
+// identifiers), idempotent.
+func grants(w, rd, c string) []string {
+	return []string{
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + w,
+		"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + w,
+		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO " + w,
+		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO " + w,
+		"GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + rd,
+		"REVOKE ALL ON " + strings.Join(accountTables, ", ") + " FROM " + rd,
+		"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO " + rd,
+		"GRANT SELECT (id, profile_image) ON users TO " + c,
+		"GRANT SELECT, INSERT, UPDATE ON avatar_invalidations TO " + c,
+	}
 }

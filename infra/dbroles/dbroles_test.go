@@ -228,3 +228,64 @@ func TestRoles(t *testing.T) {
 		})
 	}
 }
+
+// TestRegrant: a table that a migration creates as another role than the one that ran
+// make db-roles gets no privileges from its default privileges; the grants that make
+// migrate runs after the migrations (Regrant) give the writer and the reader theirs.
+// Without the roles, Regrant does nothing.
+func TestRegrant(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	owner, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close(ctx)
+	absent := dbroles.Roles{Writer: "no_such_writer", Reader: "no_such_reader", CDN: "no_such_cdn"}
+	if did, err := dbroles.Regrant(ctx, owner, absent); err != nil || did {
+		t.Fatalf("without the roles: granted %v, %v", did, err)
+	}
+	roles := applyRoles(t, db, 1)
+	migrator := "t_migrator" + roles.Writer[len("t_writer"):]
+	for _, s := range []string{
+		"CREATE ROLE " + migrator,
+		"GRANT CREATE ON SCHEMA public TO " + migrator,
+		"SET ROLE " + migrator,
+		"CREATE TABLE regrant_probe (id bigint PRIMARY KEY)",
+		"RESET ROLE",
+	} {
+		if _, err := owner.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), db.URL)
+		if err == nil {
+			_, _ = c.Exec(context.Background(), "DROP TABLE IF EXISTS regrant_probe")
+			_, _ = c.Exec(context.Background(), "DROP OWNED BY "+migrator)
+			_, _ = c.Exec(context.Background(), "DROP ROLE IF EXISTS "+migrator)
+			c.Close(context.Background())
+		}
+	})
+	can := func(role, priv string) bool {
+		var ok bool
+		if err := owner.QueryRow(ctx, "SELECT has_table_privilege($1, 'regrant_probe', $2)", role, priv).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if can(roles.Writer, "INSERT") {
+		t.Fatal("the writer could write a table another role created before the regrant: the test shows nothing")
+	}
+	// The owner of the new table grants on it (make migrate runs as the tables' owner).
+	if _, err := owner.Exec(ctx, "GRANT "+migrator+" TO CURRENT_USER"); err != nil {
+		t.Fatal(err)
+	}
+	if did, err := dbroles.Regrant(ctx, owner, roles); err != nil || !did {
+		t.Fatalf("regrant: %v %v", did, err)
+	}
+	if !can(roles.Writer, "INSERT") || !can(roles.Reader, "SELECT") || can(roles.Reader, "INSERT") || can(roles.CDN, "SELECT") {
+		t.Errorf("after the regrant: writer insert %v, reader select %v, reader insert %v, cdn select %v",
+			can(roles.Writer, "INSERT"), can(roles.Reader, "SELECT"), can(roles.Reader, "INSERT"), can(roles.CDN, "SELECT"))
+	}
+}

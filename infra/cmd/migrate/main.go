@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mediacatalog/service/infra/cmdrun"
+	"github.com/mediacatalog/service/infra/dbroles"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
@@ -25,6 +28,17 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err := migrate.Up(ctx, url, log); err != nil {
 		return err
 	}
-	log.Info("database is up to date")
+	// The functions' roles (make db-roles) get their privileges on what the migrations
+	// made, whoever ran them; a database without those roles (local) is left as it is.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	granted, err := dbroles.Regrant(ctx, conn, dbroles.Defaults)
+	if err != nil {
+		return err
+	}
+	log.Info("database is up to date", "roles_granted", granted)
 	return nil
 }
