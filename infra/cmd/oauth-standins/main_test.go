@@ -91,6 +91,14 @@ func TestStandIns(t *testing.T) {
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
 					cb, err := providertest.Authorize(context.Background(), p.AuthCodeURL("state-123", challenge, tc.redirect))
+					if !tc.ok && name == providers.GitHub {
+						// GitHub sends a mismatch to the app's one registered callback.
+						if err != nil || cb.Host != "localhost:3999" || cb.Path != "/auth/oauth" ||
+							cb.Query().Get("error") != "redirect_uri_mismatch" || cb.Query().Has("code") {
+							t.Fatalf("unregistered address: %v %v, want the registered callback with redirect_uri_mismatch", cb, err)
+						}
+						return
+					}
 					if !tc.ok {
 						if err == nil {
 							t.Fatalf("the stand-in redirected to an unregistered address: %s", cb)
