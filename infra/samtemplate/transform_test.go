@@ -472,16 +472,7 @@ func TestTransformedEndpoints(t *testing.T) {
 func TestEdgeAnswers404(t *testing.T) {
 	cfn, _ := transformed(t, "create")
 	dc := cfn.Resources["Distribution"].Properties["DistributionConfig"].(map[string]any)
-	def := dc["DefaultCacheBehavior"].(map[string]any)
-	assoc, _ := def["FunctionAssociations"].([]any)
-	if len(assoc) != 1 || assoc[0].(map[string]any)["EventType"] != "viewer-request" {
-		t.Fatalf("default behaviour's functions %v", assoc)
-	}
-	ga := assoc[0].(map[string]any)["FunctionARN"].(map[string]any)["Fn::GetAtt"].([]any)
-	fn := cfn.Resources[fmt.Sprint(ga[0])]
-	if fn.Type != "AWS::CloudFront::Function" {
-		t.Fatalf("viewer-request function %v", ga)
-	}
+	code, node := viewerRequestCode(t, cfn, dc["DefaultCacheBehavior"].(map[string]any))
 	var patterns []string
 	for _, b := range dc["CacheBehaviors"].([]any) {
 		patterns = append(patterns, fmt.Sprint(b.(map[string]any)["PathPattern"]))
@@ -489,17 +480,8 @@ func TestEdgeAnswers404(t *testing.T) {
 	if !slices.Equal(patterns, []string{"/user/avatar/*"}) {
 		t.Errorf("behaviours %v", patterns)
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node runs the CloudFront function in this test: install Node.js")
-	}
-	code := fmt.Sprint(fn.Properties["FunctionCode"])
 	for _, uri := range []string{"/tags", "/auth/oauth/google", "/admin-users", "/"} {
-		script := code + fmt.Sprintf("\nconsole.log(JSON.stringify(handler({request: {method: 'GET', uri: %q, headers: {}, querystring: {}, cookies: {}}})));", uri)
-		out, err := exec.Command(node, "-e", script).Output()
-		if err != nil {
-			t.Fatalf("node: %v", err)
-		}
+		out := runViewerRequest(t, code, node, uri)
 		var resp struct {
 			StatusCode int `json:"statusCode"`
 			Body       struct {
@@ -562,22 +544,7 @@ func TestRulesRefuseBadInput(t *testing.T) {
 func TestEdgeAvatarSpellings(t *testing.T) {
 	cfn, _ := transformed(t, "create")
 	dc := cfn.Resources["Distribution"].Properties["DistributionConfig"].(map[string]any)
-	behaviours := dc["CacheBehaviors"].([]any)
-	avatar := behaviours[0].(map[string]any)
-	assoc, _ := avatar["FunctionAssociations"].([]any)
-	if len(assoc) != 1 || assoc[0].(map[string]any)["EventType"] != "viewer-request" {
-		t.Fatalf("avatar behaviour's functions %v", assoc)
-	}
-	ga := assoc[0].(map[string]any)["FunctionARN"].(map[string]any)["Fn::GetAtt"].([]any)
-	fn := cfn.Resources[fmt.Sprint(ga[0])]
-	if fn.Type != "AWS::CloudFront::Function" {
-		t.Fatalf("viewer-request function %v", ga)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node runs the CloudFront function in this test: install Node.js")
-	}
-	code := fmt.Sprint(fn.Properties["FunctionCode"])
+	code, node := viewerRequestCode(t, cfn, dc["CacheBehaviors"].([]any)[0].(map[string]any))
 	for _, tc := range []struct {
 		uri  string
 		pass bool
@@ -589,11 +556,7 @@ func TestEdgeAvatarSpellings(t *testing.T) {
 		{"/user/avatar/3/medium", false}, {"/user/avatar/0", false}, {"/user/avatar/3%2Fhigh", false},
 		{"/user/avatar/12345678901234567890", false}, {"/user/avatar/", false},
 	} {
-		script := code + fmt.Sprintf("\nconsole.log(JSON.stringify(handler({request: {method: 'GET', uri: %q, headers: {}, querystring: {}, cookies: {}}})));", tc.uri)
-		out, err := exec.Command(node, "-e", script).Output()
-		if err != nil {
-			t.Fatalf("node: %v", err)
-		}
+		out := runViewerRequest(t, code, node, tc.uri)
 		var resp struct {
 			StatusCode int    `json:"statusCode"`
 			URI        string `json:"uri"`
@@ -606,4 +569,36 @@ func TestEdgeAvatarSpellings(t *testing.T) {
 			t.Errorf("%s: %s, want passed %v", tc.uri, out, tc.pass)
 		}
 	}
+}
+
+// viewerRequestCode is the code of the CloudFront Function a cache behaviour runs on
+// viewer requests, and node, which runs it here as CloudFront runs it.
+func viewerRequestCode(t *testing.T, cfn *samtemplate.CFN, behaviour map[string]any) (code, node string) {
+	t.Helper()
+	assoc, _ := behaviour["FunctionAssociations"].([]any)
+	if len(assoc) != 1 || assoc[0].(map[string]any)["EventType"] != "viewer-request" {
+		t.Fatalf("the behaviour's functions %v", assoc)
+	}
+	ga := assoc[0].(map[string]any)["FunctionARN"].(map[string]any)["Fn::GetAtt"].([]any)
+	fn := cfn.Resources[fmt.Sprint(ga[0])]
+	if fn.Type != "AWS::CloudFront::Function" {
+		t.Fatalf("viewer-request function %v", ga)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node runs the CloudFront function in this test: install Node.js")
+	}
+	return fmt.Sprint(fn.Properties["FunctionCode"]), node
+}
+
+// runViewerRequest runs the function's handler on a GET of uri and returns its JSON
+// answer: the request (passed on) or a response.
+func runViewerRequest(t *testing.T, code, node, uri string) []byte {
+	t.Helper()
+	script := code + fmt.Sprintf("\nconsole.log(JSON.stringify(handler({request: {method: 'GET', uri: %q, headers: {}, querystring: {}, cookies: {}}})));", uri)
+	out, err := exec.Command(node, "-e", script).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	return out
 }
