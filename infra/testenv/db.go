@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
@@ -40,17 +38,17 @@ func NewDB(t testing.TB, opts ...postgres.Option) *DB {
 		t.Fatalf("testenv: migrate template database: %v", templateErr)
 	}
 	name := "t_" + randomHex(6)
-	if err := adminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
+	if err := stack.AdminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
-	dbURL := withDatabase(server, name)
+	dbURL := stack.WithDatabase(server, name)
 	db, err := postgres.Open(ctx, dbURL, opts...)
 	if err != nil {
 		t.Fatalf("testenv: open database: %v", err)
 	}
 	t.Cleanup(func() {
 		db.Close()
-		_ = adminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+		_ = stack.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 	})
 	return &DB{DB: db, URL: dbURL, Name: name}
 }
@@ -62,44 +60,25 @@ func NewEmptyDB(t testing.TB) string {
 	ctx := context.Background()
 	server := DatabaseURL(t)
 	name := "e_" + randomHex(6)
-	if err := adminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
+	if err := stack.AdminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = adminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+		_ = stack.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 	})
-	return withDatabase(server, name)
+	return stack.WithDatabase(server, name)
 }
 
 func migrateTemplate(ctx context.Context, server string) (string, error) {
 	name := fmt.Sprintf("tmpl_%d_%s", os.Getpid(), randomHex(4))
-	if err := adminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
+	if err := stack.AdminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
 		return "", err
 	}
-	if err := migrate.Up(ctx, withDatabase(server, name), nil); err != nil {
+	if err := migrate.Up(ctx, stack.WithDatabase(server, name), nil); err != nil {
 		return "", err
 	}
 	// No connection may stay on a template while databases are copied from it.
 	return name, nil
-}
-
-func adminExec(ctx context.Context, server, sql string) error {
-	conn, err := pgx.Connect(ctx, server)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
-}
-
-func withDatabase(server, name string) string {
-	u, err := url.Parse(server)
-	if err != nil {
-		return server
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func randomHex(n int) string {

@@ -17,7 +17,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"log/slog"
-	neturl "net/url"
 	"os"
 	"slices"
 	"strings"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
@@ -58,13 +58,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	target := fmt.Sprintf("rehearsal_run_%d", time.Now().Unix())
-	if err := adminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", target, base)); err != nil {
+	if err := stack.AdminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", target, base)); err != nil {
 		return fmt.Errorf("copy the catalog: %w", err)
 	}
 	defer func() {
-		_ = adminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", target))
+		_ = stack.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", target))
 	}()
-	url := withDatabase(server, target)
+	url := stack.WithDatabase(server, target)
 
 	rec := &recorder{}
 	probeCtx, stopProbes := context.WithCancel(ctx)
@@ -137,11 +137,11 @@ func prepare(ctx context.Context, server, base string, from int64, scale int, ou
 	}
 	fmt.Fprintf(out, "generating a catalog of %d series at version %d into %s (once)\n", scale, from, base)
 	building := base + "_building"
-	_ = adminExec(ctx, server, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
-	if err := adminExec(ctx, server, "CREATE DATABASE "+building); err != nil {
+	_ = stack.AdminExec(ctx, server, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
+	if err := stack.AdminExec(ctx, server, "CREATE DATABASE "+building); err != nil {
 		return err
 	}
-	url := withDatabase(server, building)
+	url := stack.WithDatabase(server, building)
 	if _, err := migrate.Apply(ctx, url, migrate.Files(), migrate.Options{To: from}); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func prepare(ctx context.Context, server, base string, from int64, scale int, ou
 		return fmt.Errorf("generate the catalog at version %d: %w", from, err)
 	}
 	fmt.Fprintf(out, "catalog ready in %s\n", time.Since(start).Round(time.Second))
-	return adminExec(ctx, server, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, base))
+	return stack.AdminExec(ctx, server, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, base))
 }
 
 // probe is one of the service's statements, run as the release before the migrations
@@ -347,24 +347,4 @@ func versions() []int64 {
 	}
 	slices.Sort(vs)
 	return vs
-}
-
-func adminExec(ctx context.Context, server, sql string) error {
-	conn, err := pgx.Connect(ctx, server)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
-}
-
-// withDatabase is server's URL with another database.
-func withDatabase(server, name string) string {
-	u, err := neturl.Parse(server)
-	if err != nil {
-		return server
-	}
-	u.Path = "/" + name
-	return u.String()
 }
