@@ -447,12 +447,12 @@ func TestConnectionArithmetic(t *testing.T) {
 	if alarm := atoi(t, param(t, tpl, "ProxyClientConnectionsThreshold", "Default")); alarm >= total {
 		t.Errorf("client connection alarm at %d, the most possible is %d", alarm, total)
 	}
-	readme, err := os.ReadFile(repoFile("README.md"))
+	guide, err := os.ReadFile(repoFile("docs/operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "= "+strconv.Itoa(total)+" client connections") {
-		t.Errorf("README.md's connection arithmetic does not come to %d client connections", total)
+	if !strings.Contains(string(guide), "= "+strconv.Itoa(total)+" client connections") {
+		t.Errorf("docs/operations.md's connection arithmetic does not come to %d client connections", total)
 	}
 }
 

@@ -335,7 +335,7 @@ export interface paths {
         put?: never;
         /**
          * Invalidate the cached profile images of a user (internal)
-         * @description Called by the services that change a profile image (see README, "Avatar change
+         * @description Called by the services that change a profile image (see docs/behaviour.md, "Avatar change
          *     notifications") once the change is committed. The cdn containers reuse a read
          *     of the user's image reference for at most 100 ms, so the call first waits that
          *     long; then, when CLOUDFRONT_DISTRIBUTION_ID is set and the user's picture
