@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build client migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-scale build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -133,6 +133,11 @@ CLIENT_DIR := shared/openapi/client
 client: ## regenerate the TypeScript client's types from shared/openapi/openapi.yaml
 	@cd $(CLIENT_DIR) && { [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd $(CLIENT_DIR) && npm run --silent generate -- --output src/api.d.ts
+
+# shared/postgres/schema.sql, the schema as the migrations leave it, for readers; make
+# test fails while it differs from what the migrations make.
+schema: ## rewrite shared/postgres/schema.sql from the migrations (after adding one)
+	$(GO) test -count=1 -run '^TestSchemaFile$$' ./shared/postgres/migrate/ -update
 
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
