@@ -1,5 +1,5 @@
 // Package standins starts the identity providers' wire-format stand-ins
-// (shared/oauth/providers/providertest) for a service running on this machine, the
+// (infra/standins/providertest) for a service running on this machine, the
 // same way for `make run` (infra/cmd/local) and for infra/cmd/oauth-standins: each
 // accepts only the service's login and link callbacks and uses the development client
 // id and secret below (the stand-ins' own values, not credentials). Only local
@@ -10,7 +10,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
+	"github.com/mediacatalog/service/infra/standins/providertest"
 )
 
 // Options says how a stand-in runs.

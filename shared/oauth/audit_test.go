@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
+	"github.com/mediacatalog/service/infra/standins/providertest"
 )
 
 // TestAccountEventsAudited: a sign-up, a link and an unlink each leave an audit record

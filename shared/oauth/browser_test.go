@@ -15,9 +15,9 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 // TestBrowserLogin drives headless chromium through a whole login: the service on a

@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/infra/standins"
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/oauth"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 

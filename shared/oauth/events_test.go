@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/oauth"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 // headerOf is a Lambda response's headers as an http.Header.

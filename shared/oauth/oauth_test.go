@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/oauth"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 // Accounts at the stand-ins.

@@ -208,7 +208,7 @@ func TestLambdaFunctionsLinkNoLocalTools(t *testing.T) {
 	for _, pkg := range []string{
 		"github.com/mediacatalog/service/infra/standins",
 		"github.com/mediacatalog/service/infra/apidocs",
-		"github.com/mediacatalog/service/shared/oauth/providers/providertest",
+		"github.com/mediacatalog/service/infra/standins/providertest",
 		"github.com/oauth2-proxy/mockoidc",
 	} {
 		for dep := range strings.Lines(string(out)) {

@@ -26,7 +26,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/standins"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
+	"github.com/mediacatalog/service/infra/standins/providertest"
 )
 
 func main() {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/shared/oauth/providers"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 // lines collects written lines for a reader on another goroutine.

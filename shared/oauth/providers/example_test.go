@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/shared/oauth/providers"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 // A login flow against the discord stand-in: the start handler stores the

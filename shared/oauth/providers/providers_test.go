@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/infra/standins/providertest"
 	"github.com/mediacatalog/service/shared/oauth/providers"
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
 )
 
 const callback = "http://localhost:3000/auth/oauth/%s/callback"

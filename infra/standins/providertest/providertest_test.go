@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/shared/oauth/providers/providertest"
+	"github.com/mediacatalog/service/infra/standins/providertest"
 )
 
 const redirect = "http://localhost:3000/auth/oauth/callback"
