@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/awslabs/aws-lambda-go-api-proxy/core"
-
 	"github.com/mediacatalog/service/shared/apperr"
 )
 
@@ -44,27 +42,29 @@ func Wrap(h http.Handler, opts Options) http.Handler {
 		guardWrites(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h)))))))
 }
 
-// RequestID is the Lambda request id under Lambda, the X-Amzn-RequestId-less local
-// equivalent (a random id) otherwise.
+type requestIDKey struct{}
+
+// WithRequestID gives the requests of ctx an id from their platform: the Lambda entry
+// (lambdahttp) puts the invocation's request id there.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID is the id the platform gave the request (the Lambda request id under
+// Lambda), else a random one.
 func RequestID(r *http.Request) string {
-	if lc, ok := core.GetRuntimeContextFromContextV2(r.Context()); ok && lc != nil && lc.AwsRequestID != "" {
-		return lc.AwsRequestID
-	}
-	if gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && gw.RequestID != "" {
-		return gw.RequestID
+	if id, ok := r.Context().Value(requestIDKey{}).(string); ok && id != "" {
+		return id
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
 
-// SourceIP is the caller's address: API Gateway's requestContext.http.sourceIp under
-// Lambda, the connection's peer address locally. Client-supplied headers such as
-// X-Forwarded-For are never consulted.
+// SourceIP is the caller's address: the connection's peer, which under Lambda the API
+// Gateway adapter sets to requestContext.http.sourceIp (an address without a port).
+// Client-supplied headers such as X-Forwarded-For are never consulted.
 func SourceIP(r *http.Request) string {
-	if gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && gw.HTTP.SourceIP != "" {
-		return gw.HTTP.SourceIP
-	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}

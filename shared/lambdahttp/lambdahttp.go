@@ -43,7 +43,7 @@ const MaxResponseBody = 6*1024*1024 - 64*1024
 // format 2.0) events. The adapter sends a body that is not valid UTF-8 (a gzipped one)
 // Base64-encoded with isBase64Encoded set, as API Gateway expects.
 func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	proxy := httpadapter.NewV2(h).ProxyWithContext
+	proxy := httpadapter.NewV2(withRequestID(h)).ProxyWithContext
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		resp, err := proxy(ctx, req)
 		if err != nil || len(resp.Body) <= MaxResponseBody {
@@ -53,6 +53,25 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 			"bytes", len(resp.Body), "base64", resp.IsBase64Encoded, "status", resp.StatusCode)
 		return tooLarge(ctx)
 	}
+}
+
+// withRequestID gives each request the id of its Lambda invocation (API Gateway's
+// request id when the runtime's is missing), which the logs and audit records carry.
+// The adapter keeps both in the request's context; this is the one place that reads it.
+func withRequestID(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := ""
+		if lc, ok := core.GetRuntimeContextFromContextV2(r.Context()); ok && lc != nil {
+			id = lc.AwsRequestID
+		}
+		if gw, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); id == "" && ok {
+			id = gw.RequestID
+		}
+		if id != "" {
+			r = r.WithContext(httpapi.WithRequestID(r.Context(), id))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // tooLarge is the 500 Response Model that replaces an answer over MaxResponseBody,
