@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/admincontributors"
 	"github.com/mediacatalog/service/shared/auth"
@@ -60,7 +59,7 @@ func newAvatarServer(t *testing.T, o avatarOptions) *avatarServer {
 		s.db = testenv.NewDemoDB(t)
 	}
 	if s.files == nil {
-		s.files = s3test.NewStore(t)
+		s.files = testenv.NewS3Store(t)
 	}
 	s.svc = avatars.New(avatars.Deps{
 		Files: s.files, Store: s.db.DB,
@@ -263,7 +262,7 @@ func TestAvatarS3Unreachable(t *testing.T) {
 	good.upload(t, avatarTarget, avatartest.Base64(avatartest.JPEG(t, 300, 300)))
 	before, objects := good.ref(t, avatarTarget), good.objects(t)
 
-	broken := newAvatarServer(t, avatarOptions{db: good.db, files: s3test.Unreachable(t)})
+	broken := newAvatarServer(t, avatarOptions{db: good.db, files: testenv.UnreachableS3(t)})
 	code, resp := broken.call(t, http.MethodPost, "/admin-contributors/update-avatar/1",
 		map[string]any{"image": avatartest.Base64(avatartest.PNG(t, 100, 100, false))}, broken.editor)
 	if code != 500 || resp.Data != "An error occurred while updating the contributor avatar" {

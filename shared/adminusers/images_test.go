@@ -18,7 +18,6 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
 	"github.com/mediacatalog/service/shared/auth"
@@ -68,7 +67,7 @@ func newImgServer(t *testing.T, o imgOptions) *imgServer {
 		s.db = testenv.NewDemoDB(t)
 	}
 	if s.files == nil {
-		s.files = s3test.NewStore(t)
+		s.files = testenv.NewS3Store(t)
 	}
 	quiet := httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: s.cfg.CORSOrigins}
 	s.cdn = httptest.NewServer(httpapi.Wrap(httpapi.NewMux(cdn.Routes(cdn.Deps{
@@ -350,7 +349,7 @@ func TestImageS3Unreachable(t *testing.T) {
 	good.upload(t, demo.MemberUserID, avatartest.Base64(avatartest.JPEG(t, 300, 300)))
 	before, objects := good.ref(t, demo.MemberUserID), good.objects(t)
 
-	broken := newImgServer(t, imgOptions{db: good.db, files: s3test.Unreachable(t)})
+	broken := newImgServer(t, imgOptions{db: good.db, files: testenv.UnreachableS3(t)})
 	code, resp := broken.call(t, http.MethodPost, "/admin-users/update-image/3",
 		map[string]any{"image": avatartest.Base64(avatartest.PNG(t, 100, 100, false))}, broken.editor)
 	if code != 500 || resp.Data != "Internal server error" {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/adminroles"
@@ -246,7 +245,7 @@ func newRuleAccess(t *testing.T) *access {
 	db := testenv.NewDemoDB(t)
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
-	svc := avatars.New(avatars.Deps{Files: s3test.NewStore(t), Store: db.DB,
+	svc := avatars.New(avatars.Deps{Files: testenv.NewS3Store(t), Store: db.DB,
 		Limits: images.Limits{MaxBytes: imgMaxBytes, MaxPixels: imgMaxPixels}, FileService: true})
 	logs := &syncBuffer{}
 	mux := httpapi.NewMux(

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/avatars"
@@ -50,7 +49,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	db := testenv.NewDemoDB(t)
-	f := &fixture{db: db, files: s3test.NewStore(t), notifier: &recorder{}}
+	f := &fixture{db: db, files: testenv.NewS3Store(t), notifier: &recorder{}}
 	f.svc = avatars.New(avatars.Deps{
 		Files: f.files, Store: db.DB, Notifier: f.notifier,
 		Limits: images.Limits{MaxBytes: 1 << 20, MaxPixels: 4_000_000}, FileService: true,
@@ -178,7 +177,7 @@ func TestFailedUploadsStoreNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := f.ref(t, userRef, demo.MemberUserID)
-	broken := avatars.New(avatars.Deps{Files: s3test.Unreachable(t), Store: f.db.DB, Notifier: f.notifier, FileService: true})
+	broken := avatars.New(avatars.Deps{Files: testenv.UnreachableS3(t), Store: f.db.DB, Notifier: f.notifier, FileService: true})
 	err := broken.UpdateUserImage(ctx, demo.MemberUserID, good)
 	if err == nil || apperr.CodeOf(err) != apperr.Internal {
 		t.Errorf("upload with S3 unreachable: %v, want an internal error", err)

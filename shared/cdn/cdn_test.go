@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
@@ -64,7 +63,7 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
 	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	w := &world{db: db, counter: counter, s3: s3test.Config(t), jpegUser: demo.AdminUserID, pngUser: demo.EditorUserID}
+	w := &world{db: db, counter: counter, s3: testenv.S3Config(t), jpegUser: demo.AdminUserID, pngUser: demo.EditorUserID}
 	w.files = &countingFiles{Store: w.store(t, nil)}
 	w.uploads = avatars.New(avatars.Deps{Files: w.files, Store: db.DB, FileService: true})
 	w.upload(t, w.jpegUser, avatartest.DataURL("image/jpeg", avatartest.JPEG(t, 900, 600)))

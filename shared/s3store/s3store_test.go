@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/s3test"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/s3store"
 )
@@ -18,7 +17,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func TestPutGetListDelete(t *testing.T) {
 	ctx := context.Background()
-	store := s3test.NewStore(t)
+	store := testenv.NewS3Store(t)
 	objects := []struct {
 		key, contentType string
 		data             []byte
@@ -69,7 +68,7 @@ func TestPutGetListDelete(t *testing.T) {
 
 func TestDeleteManyKeys(t *testing.T) {
 	ctx := context.Background()
-	store := s3test.NewStore(t)
+	store := testenv.NewS3Store(t)
 	// More than one DeleteObjects batch holds.
 	var keys []string
 	for i := range 1003 {
@@ -97,7 +96,7 @@ func TestDeleteManyKeys(t *testing.T) {
 
 func TestUnreachable(t *testing.T) {
 	ctx := context.Background()
-	store := s3test.Unreachable(t)
+	store := testenv.UnreachableS3(t)
 	if err := store.Put(ctx, "users/1/x", []byte("x"), "image/jpeg"); err == nil {
 		t.Error("put succeeded against a closed port")
 	}

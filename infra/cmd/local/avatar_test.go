@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/s3test"
+	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/s3store"
@@ -33,7 +33,7 @@ import (
 // and 37 KB (high).
 func startWithPicture(t testing.TB) *local {
 	t.Helper()
-	s3cfg := s3test.Config(t)
+	s3cfg := testenv.S3Config(t)
 	l := startLocal(t, map[string]string{"S3_BUCKET": s3cfg.Bucket})
 	store, err := s3store.New(awsconfig.Load(s3cfg), s3cfg)
 	if err != nil {

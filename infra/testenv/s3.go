@@ -1,30 +1,27 @@
-// Package s3test gives tests a bucket of their own on the test S3 server
-// (testenv.S3Endpoint: gofakes3, or AWS_ENDPOINT_URL_S3), so that tests of several
-// packages running at once never see each other's objects, and a store whose S3 is
-// unreachable.
-package s3test
+package testenv
+
+// A bucket of its own per test on the test S3 server (S3Endpoint: gofakes3, or
+// AWS_ENDPOINT_URL_S3), so that tests of several packages running at once never see
+// each other's objects, and a store whose S3 is unreachable.
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/mediacatalog/service/infra/stack"
-	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
-// Config returns a configuration naming the test S3 server and a fresh, empty bucket
+// S3Config returns a configuration naming the test S3 server and a fresh, empty bucket
 // of the test's own; the bucket and its objects are removed at cleanup.
-func Config(t testing.TB) config.Config {
+func S3Config(t testing.TB) config.Config {
 	t.Helper()
-	endpoint := testenv.S3Endpoint(t)
+	endpoint := S3Endpoint(t)
 	cfg, err := config.Load(func(k string) string {
 		switch k {
 		case "AWS_ENDPOINT_URL_S3":
@@ -35,14 +32,14 @@ func Config(t testing.TB) config.Config {
 		return ""
 	})
 	if err != nil {
-		t.Fatalf("s3test: config: %v", err)
+		t.Fatalf("testenv: s3: config: %v", err)
 	}
 	ctx := context.Background()
 	if err := stack.EnsureBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket); err != nil {
-		t.Fatalf("s3test: create bucket: %v", err)
+		t.Fatalf("testenv: s3: create bucket: %v", err)
 	}
 	t.Cleanup(func() {
-		store := newStore(t, cfg, nil)
+		store := newS3Store(t, cfg, nil)
 		if keys, err := store.List(ctx, ""); err == nil && len(keys) > 0 {
 			_ = store.Delete(ctx, keys...)
 		}
@@ -51,19 +48,19 @@ func Config(t testing.TB) config.Config {
 	return cfg
 }
 
-// NewStore returns a store on a fresh bucket of the test's own (see Config).
-func NewStore(t testing.TB) *s3store.Store {
+// NewS3Store returns a store on a fresh bucket of the test's own (see Config).
+func NewS3Store(t testing.TB) *s3store.Store {
 	t.Helper()
-	return newStore(t, Config(t), nil)
+	return newS3Store(t, S3Config(t), nil)
 }
 
-// Unreachable returns a store whose endpoint is a closed local port: every request
+// UnreachableS3 returns a store whose endpoint is a closed local port: every request
 // fails to connect, at its first attempt (the SDK's retries would only wait).
-func Unreachable(t testing.TB) *s3store.Store {
+func UnreachableS3(t testing.TB) *s3store.Store {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("s3test: listen: %v", err)
+		t.Fatalf("testenv: s3: listen: %v", err)
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
@@ -74,12 +71,12 @@ func Unreachable(t testing.TB) *s3store.Store {
 		return ""
 	})
 	if err != nil {
-		t.Fatalf("s3test: config: %v", err)
+		t.Fatalf("testenv: s3: config: %v", err)
 	}
-	return newStore(t, cfg, func(c *aws.Config) { c.RetryMaxAttempts = 1 })
+	return newS3Store(t, cfg, func(c *aws.Config) { c.RetryMaxAttempts = 1 })
 }
 
-func newStore(t testing.TB, cfg config.Config, adjust func(*aws.Config)) *s3store.Store {
+func newS3Store(t testing.TB, cfg config.Config, adjust func(*aws.Config)) *s3store.Store {
 	t.Helper()
 	awsCfg := awsconfig.Load(cfg)
 	if adjust != nil {
@@ -87,13 +84,7 @@ func newStore(t testing.TB, cfg config.Config, adjust func(*aws.Config)) *s3stor
 	}
 	store, err := s3store.New(awsCfg, cfg)
 	if err != nil {
-		t.Fatalf("s3test: store: %v", err)
+		t.Fatalf("testenv: s3: store: %v", err)
 	}
 	return store
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
