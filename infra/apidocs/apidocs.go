@@ -18,7 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/openapi"
 )
 
@@ -45,12 +45,12 @@ var page []byte
 // is missing or older than the lockfile (npm ci, logged on log), and returns the
 // folder of its files, for Handler.
 func Install(ctx context.Context, log io.Writer) (string, error) {
-	root, err := stack.RepoRoot()
+	root, err := localservices.RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	pkg := filepath.Join(root, "infra", "apidocs")
-	if err := stack.NPMInstall(ctx, log, pkg, entry); err != nil {
+	if err := localservices.NPMInstall(ctx, log, pkg, entry); err != nil {
 		return "", fmt.Errorf("install Swagger UI for %s: %w", Path, err)
 	}
 	return filepath.Join(pkg, "node_modules", filepath.Dir(entry)), nil

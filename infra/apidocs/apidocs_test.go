@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediacatalog/service/infra/apidocs"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/openapi"
 )
 
@@ -113,7 +113,7 @@ func TestDocument(t *testing.T) {
 // From a fresh clone (no node_modules), Install runs npm ci from the lockfile and
 // returns the folder with Swagger UI's files.
 func TestInstallFromLockfile(t *testing.T) {
-	root, err := stack.RepoRoot()
+	root, err := localservices.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

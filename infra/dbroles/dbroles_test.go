@@ -14,7 +14,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/dbroles"
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -64,7 +64,7 @@ func TestBehindTransactionPooler(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.NewDemoDB(t)
 	roles := applyRoles(t, db, 1)
-	pooler, err := stack.StartPooler(ctx, stack.Options{Ephemeral: true}, db.URL, roles.Writer)
+	pooler, err := localservices.StartPooler(ctx, localservices.Options{Ephemeral: true}, db.URL, roles.Writer)
 	if err != nil {
 		t.Fatal(err)
 	}

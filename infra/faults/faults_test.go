@@ -36,7 +36,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
@@ -65,11 +65,11 @@ type rig struct {
 	t       *testing.T // the running (sub)test
 	root    *testing.T // the test whose cleanup stops the services
 	dir     string
-	pg      *stack.Service
+	pg      *localservices.Service
 	pgProxy *proxy
-	dyn     *stack.Service
+	dyn     *localservices.Service
 	dynPx   *proxy
-	s3svc   *stack.Service
+	s3svc   *localservices.Service
 	s3Px    *proxy
 	dbURL   string
 	tables  [2]string
@@ -96,7 +96,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.bucket = defaults.Bucket // the bucket stack.S3 creates
+	r.bucket = defaults.Bucket // the bucket localservices.S3 creates
 	dir, err := os.MkdirTemp("", "mediacatalog-faults-")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func newRig(t *testing.T) *rig {
 
 	r.dyn = r.startDynalite(ctx)
 	r.dynPx = newProxy(t, hostPort(t, r.dyn.Endpoint))
-	r.s3svc, err = stack.S3(ctx, stack.Options{Ephemeral: true, Getenv: noEnv})
+	r.s3svc, err = localservices.S3(ctx, localservices.Options{Ephemeral: true, Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,9 +188,9 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-func (r *rig) startPostgres(ctx context.Context) *stack.Service {
+func (r *rig) startPostgres(ctx context.Context) *localservices.Service {
 	r.t.Helper()
-	pg, err := stack.Postgres(ctx, stack.Options{Dir: r.dir, Getenv: noEnv})
+	pg, err := localservices.Postgres(ctx, localservices.Options{Dir: r.dir, Getenv: noEnv})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -198,14 +198,14 @@ func (r *rig) startPostgres(ctx context.Context) *stack.Service {
 	return pg
 }
 
-func (r *rig) startDynalite(ctx context.Context) *stack.Service {
+func (r *rig) startDynalite(ctx context.Context) *localservices.Service {
 	r.t.Helper()
-	d, err := stack.Dynalite(ctx, stack.Options{Ephemeral: true, Getenv: noEnv})
+	d, err := localservices.Dynalite(ctx, localservices.Options{Ephemeral: true, Getenv: noEnv})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.root.Cleanup(func() { _ = d.Stop() })
-	if err := stack.EnsureTables(ctx, d.Endpoint, region, r.tables[:]...); err != nil {
+	if err := localservices.EnsureTables(ctx, d.Endpoint, region, r.tables[:]...); err != nil {
 		r.t.Fatal(err)
 	}
 	return d

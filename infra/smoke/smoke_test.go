@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/infra/smoke"
-	"github.com/mediacatalog/service/infra/stack"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -118,10 +118,10 @@ func stackEnv(t testing.TB) (env []string, cookie string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
+	if err := localservices.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
 		t.Fatal(err)
 	}
-	if err := stack.EnsureBucket(ctx, cfg.S3Endpoint, cfg.AWSRegion, cfg.Bucket); err != nil {
+	if err := localservices.EnsureBucket(ctx, cfg.S3Endpoint, cfg.AWSRegion, cfg.Bucket); err != nil {
 		t.Fatal(err)
 	}
 	sessions, err := auth.NewSessions(db.DB, cfg)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
@@ -38,17 +38,17 @@ func NewDB(t testing.TB, opts ...postgres.Option) *DB {
 		t.Fatalf("testenv: migrate template database: %v", templateErr)
 	}
 	name := "t_" + randomHex(6)
-	if err := stack.AdminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
+	if err := localservices.AdminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName)); err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
-	dbURL := stack.WithDatabase(server, name)
+	dbURL := localservices.WithDatabase(server, name)
 	db, err := postgres.Open(ctx, dbURL, opts...)
 	if err != nil {
 		t.Fatalf("testenv: open database: %v", err)
 	}
 	t.Cleanup(func() {
 		db.Close()
-		_ = stack.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+		_ = localservices.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 	})
 	return &DB{DB: db, URL: dbURL, Name: name}
 }
@@ -60,21 +60,21 @@ func NewEmptyDB(t testing.TB) string {
 	ctx := context.Background()
 	server := DatabaseURL(t)
 	name := "e_" + randomHex(6)
-	if err := stack.AdminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
+	if err := localservices.AdminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = stack.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+		_ = localservices.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 	})
-	return stack.WithDatabase(server, name)
+	return localservices.WithDatabase(server, name)
 }
 
 func migrateTemplate(ctx context.Context, server string) (string, error) {
 	name := fmt.Sprintf("tmpl_%d_%s", os.Getpid(), randomHex(4))
-	if err := stack.AdminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
+	if err := localservices.AdminExec(ctx, server, "CREATE DATABASE "+name); err != nil {
 		return "", err
 	}
-	if err := migrate.Up(ctx, stack.WithDatabase(server, name), nil); err != nil {
+	if err := migrate.Up(ctx, localservices.WithDatabase(server, name), nil); err != nil {
 		return "", err
 	}
 	// No connection may stay on a template while databases are copied from it.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/dynamo"
@@ -24,11 +24,11 @@ func DynamoTables(t testing.TB) (client *dynamodb.Client, stateTable, rateTable 
 	suffix := randomHex(6)
 	stateTable, rateTable = "state-"+suffix, "rate-"+suffix
 	ctx := context.Background()
-	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, stateTable, rateTable); err != nil {
+	if err := localservices.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, stateTable, rateTable); err != nil {
 		t.Fatalf("create DynamoDB tables: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := stack.DeleteTables(context.Background(), cfg.DynamoEndpoint, cfg.AWSRegion, stateTable, rateTable); err != nil {
+		if err := localservices.DeleteTables(context.Background(), cfg.DynamoEndpoint, cfg.AWSRegion, stateTable, rateTable); err != nil {
 			t.Errorf("delete DynamoDB tables: %v", err)
 		}
 	})

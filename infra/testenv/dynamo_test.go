@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 )
 
 // The tables the stack creates have the shape the template declares and the stores
@@ -16,12 +16,12 @@ func TestDynamoTables(t *testing.T) {
 	_, stateTable, rateTable := DynamoTables(t)
 	ctx := context.Background()
 	endpoint := DynamoEndpoint(t)
-	if err := stack.EnsureTables(ctx, endpoint, dynamoRegion, stateTable, rateTable); err != nil {
+	if err := localservices.EnsureTables(ctx, endpoint, dynamoRegion, stateTable, rateTable); err != nil {
 		t.Fatalf("EnsureTables again: %v", err)
 	}
 	for _, name := range []string{stateTable, rateTable} {
 		t.Run(name, func(t *testing.T) {
-			tbl, err := stack.DescribeTable(ctx, endpoint, dynamoRegion, name)
+			tbl, err := localservices.DescribeTable(ctx, endpoint, dynamoRegion, name)
 			if err != nil {
 				t.Fatalf("DescribeTable: %v", err)
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/s3store"
@@ -35,7 +35,7 @@ func S3Config(t testing.TB) config.Config {
 		t.Fatalf("testenv: s3: config: %v", err)
 	}
 	ctx := context.Background()
-	if err := stack.EnsureBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket); err != nil {
+	if err := localservices.EnsureBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket); err != nil {
 		t.Fatalf("testenv: s3: create bucket: %v", err)
 	}
 	t.Cleanup(func() {
@@ -43,7 +43,7 @@ func S3Config(t testing.TB) config.Config {
 		if keys, err := store.List(ctx, ""); err == nil && len(keys) > 0 {
 			_ = store.Delete(ctx, keys...)
 		}
-		_ = stack.DeleteBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket)
+		_ = localservices.DeleteBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket)
 	})
 	return cfg
 }

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/config"
 )
 
@@ -57,18 +57,18 @@ func S3Endpoint(t testing.TB) string {
 
 var (
 	mainRunning     atomic.Bool
-	postgresService = service{env: []string{"DATABASE_URL"}, start: stack.Postgres}
-	dynamoService   = service{env: config.DynamoEndpointEnv, start: stack.Dynalite}
-	s3Service       = service{env: config.S3EndpointEnv, start: stack.S3}
+	postgresService = service{env: []string{"DATABASE_URL"}, start: localservices.Postgres}
+	dynamoService   = service{env: config.DynamoEndpointEnv, start: localservices.Dynalite}
+	s3Service       = service{env: config.S3EndpointEnv, start: localservices.S3}
 )
 
 // service is one backing service, from the environment or started once on demand.
 type service struct {
 	env   []string // the variables that name it, first set wins
-	start func(context.Context, stack.Options) (*stack.Service, error)
+	start func(context.Context, localservices.Options) (*localservices.Service, error)
 
 	once sync.Once
-	svc  *stack.Service
+	svc  *localservices.Service
 	err  error
 }
 
@@ -82,7 +82,7 @@ func (s *service) endpoint(t testing.TB) string {
 			"(which stops it): add func TestMain(m *testing.M) { testenv.Main(m) }", s.env[0])
 	}
 	s.once.Do(func() {
-		s.svc, s.err = s.start(context.Background(), stack.Options{Ephemeral: true, Log: os.Stderr})
+		s.svc, s.err = s.start(context.Background(), localservices.Options{Ephemeral: true, Log: os.Stderr})
 	})
 	if s.err != nil {
 		t.Fatalf("testenv: %v", s.err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 )
 
 // clientDir is the TypeScript client's npm package, next to the document.
@@ -24,7 +24,7 @@ func installClient(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := stack.NPMInstall(ctx, os.Stderr, dir, filepath.Join("openapi-typescript", "bin", "cli.js")); err != nil {
+	if err := localservices.NPMInstall(ctx, os.Stderr, dir, filepath.Join("openapi-typescript", "bin", "cli.js")); err != nil {
 		t.Fatalf("install the client's tools: %v", err)
 	}
 	return dir

@@ -40,7 +40,7 @@ import (
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/dbroles"
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
@@ -260,7 +260,7 @@ func serve(ctx context.Context, cfg config.Config, env func(string) string, port
 // startPooler puts PgBouncer in transaction mode in front of the database, logging in
 // as the functions' writer role (created by dbroles, which also gives it the session
 // defaults that behind a proxy come from the role).
-func startPooler(ctx context.Context, dbURL string) (*stack.Service, error) {
+func startPooler(ctx context.Context, dbURL string) (*localservices.Service, error) {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func startPooler(ctx context.Context, dbURL string) (*stack.Service, error) {
 	if err := dbroles.Apply(ctx, conn, dbroles.Defaults); err != nil {
 		return nil, err
 	}
-	return stack.StartPooler(ctx, stack.Options{Ephemeral: true}, dbURL, dbroles.Defaults.Writer)
+	return localservices.StartPooler(ctx, localservices.Options{Ephemeral: true}, dbURL, dbroles.Defaults.Writer)
 }
 
 // freshPass measures the connection set-up to setupURL, then each route with the

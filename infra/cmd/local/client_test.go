@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/infra/testenv"
 )
 
@@ -21,7 +21,7 @@ func TestTypeScriptClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := filepath.Join(testenv.RepoRoot(), "shared", "openapi", "client")
-	if err := stack.NPMInstall(ctx, os.Stderr, dir, filepath.Join("typescript", "bin", "tsc")); err != nil {
+	if err := localservices.NPMInstall(ctx, os.Stderr, dir, filepath.Join("typescript", "bin", "tsc")); err != nil {
 		t.Fatalf("install the client's tools: %v", err)
 	}
 	// Compile into a folder of the test's own, which resolves the client's

@@ -23,7 +23,7 @@ import (
 	"github.com/mediacatalog/service/infra/apidocs"
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	*port = ln.Addr().(*net.TCPAddr).Port
 	url := fmt.Sprintf("http://localhost:%d", *port)
 
-	st, err := stack.Start(ctx, stack.Options{Dir: absDir, Log: out, Getenv: getenv})
+	st, err := localservices.Start(ctx, localservices.Options{Dir: absDir, Log: out, Getenv: getenv})
 	if err != nil {
 		return fmt.Errorf("start services: %w", err)
 	}
@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	fmt.Fprintln(out, "migrations applied")
-	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
+	if err := localservices.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "dynamodb tables %s, %s ready\n", cfg.StateTable, cfg.RateLimitTable)

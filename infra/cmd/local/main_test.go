@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/infra/testenv"
 )
 
@@ -195,7 +195,7 @@ func TestOAuthOffered(t *testing.T) {
 // TestLambdaFunctionsLinkNoLocalTools: the stand-ins and the docs page exist only in
 // the local server; no Lambda function links them.
 func TestLambdaFunctionsLinkNoLocalTools(t *testing.T) {
-	root, err := stack.RepoRoot()
+	root, err := localservices.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

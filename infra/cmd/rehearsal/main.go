@@ -29,7 +29,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
@@ -58,13 +58,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	target := fmt.Sprintf("rehearsal_run_%d", time.Now().Unix())
-	if err := stack.AdminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", target, base)); err != nil {
+	if err := localservices.AdminExec(ctx, server, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", target, base)); err != nil {
 		return fmt.Errorf("copy the catalog: %w", err)
 	}
 	defer func() {
-		_ = stack.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", target))
+		_ = localservices.AdminExec(context.Background(), server, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", target))
 	}()
-	url := stack.WithDatabase(server, target)
+	url := localservices.WithDatabase(server, target)
 
 	rec := &recorder{}
 	probeCtx, stopProbes := context.WithCancel(ctx)
@@ -137,11 +137,11 @@ func prepare(ctx context.Context, server, base string, from int64, scale int, ou
 	}
 	fmt.Fprintf(out, "generating a catalog of %d series at version %d into %s (once)\n", scale, from, base)
 	building := base + "_building"
-	_ = stack.AdminExec(ctx, server, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
-	if err := stack.AdminExec(ctx, server, "CREATE DATABASE "+building); err != nil {
+	_ = localservices.AdminExec(ctx, server, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
+	if err := localservices.AdminExec(ctx, server, "CREATE DATABASE "+building); err != nil {
 		return err
 	}
-	url := stack.WithDatabase(server, building)
+	url := localservices.WithDatabase(server, building)
 	if _, err := migrate.Apply(ctx, url, migrate.Files(), migrate.Options{To: from}); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func prepare(ctx context.Context, server, base string, from int64, scale int, ou
 		return fmt.Errorf("generate the catalog at version %d: %w", from, err)
 	}
 	fmt.Fprintf(out, "catalog ready in %s\n", time.Since(start).Round(time.Second))
-	return stack.AdminExec(ctx, server, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, base))
+	return localservices.AdminExec(ctx, server, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", building, base))
 }
 
 // probe is one of the service's statements, run as the release before the migrations

@@ -23,7 +23,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/shared/config"
 )
 
@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 
-	st, err := stack.Start(ctx, stack.Options{Dir: *dir, Ephemeral: *ephemeral, Log: stderr, Getenv: getenv})
+	st, err := localservices.Start(ctx, localservices.Options{Dir: *dir, Ephemeral: *ephemeral, Log: stderr, Getenv: getenv})
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // childEnv is this process's environment with the services' addresses, the bucket, and
 // placeholder AWS settings where none are set; cfg is the service's configuration read from it.
-func childEnv(ep stack.Endpoints) (env map[string]string, cfg config.Config, err error) {
+func childEnv(ep localservices.Endpoints) (env map[string]string, cfg config.Config, err error) {
 	env = make(map[string]string)
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -164,8 +164,8 @@ func envList(env map[string]string) []string {
 
 // prepare creates the DynamoDB tables and the bucket the service expects.
 func prepare(ctx context.Context, cfg config.Config) error {
-	if err := stack.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
+	if err := localservices.EnsureTables(ctx, cfg.DynamoEndpoint, cfg.AWSRegion, cfg.StateTable, cfg.RateLimitTable); err != nil {
 		return err
 	}
-	return stack.EnsureBucket(ctx, cfg.S3Endpoint, cfg.AWSRegion, cfg.Bucket)
+	return localservices.EnsureBucket(ctx, cfg.S3Endpoint, cfg.AWSRegion, cfg.Bucket)
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/stack"
+	"github.com/mediacatalog/service/infra/localservices"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
@@ -23,7 +23,7 @@ func squawk(t *testing.T, inTransaction bool, files ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	pkg := filepath.Join(root, "infra", "squawk")
-	if err := stack.NPMInstall(ctx, os.Stderr, pkg, filepath.Join("squawk-cli", "js", "bin", "squawk")); err != nil {
+	if err := localservices.NPMInstall(ctx, os.Stderr, pkg, filepath.Join("squawk-cli", "js", "bin", "squawk")); err != nil {
 		t.Fatalf("install squawk: %v", err)
 	}
 	args := []string{"--config", filepath.Join(root, ".squawk.toml"), "--reporter", "gcc"}

@@ -1,4 +1,4 @@
-// Package stack runs the service's backing services on loopback for local runs and
+// Package localservices runs the service's backing services on loopback for local runs and
 // tests: PostgreSQL (a private cluster from the system's binaries), a DynamoDB-compatible
 // server (dynalite, from infra/dynalite) and an S3-compatible server (gofakes3, served
 // in-process). Each one is started only when the environment does not already name it
@@ -8,7 +8,7 @@
 // Child processes run in their own process group, so a terminal's Ctrl-C reaches only
 // the parent, which stops them in order; on Linux they also get a parent-death signal,
 // so they end with the parent even when it is killed.
-package stack
+package localservices
 
 import (
 	"context"
