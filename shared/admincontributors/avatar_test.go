@@ -21,6 +21,7 @@ import (
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
@@ -144,8 +145,8 @@ func TestAvatarCycle(t *testing.T) {
 		t.Fatalf("update: %d %s", code, resp.Data)
 	}
 	first := s.ref(t, id)
-	set, err := s3store.ParseRef(first)
-	if err != nil || set.Owner != s3store.Contributors || set.ID != id {
+	set, err := imageset.ParseRef(first)
+	if err != nil || set.Owner != imageset.Contributors || set.ID != id {
 		t.Fatalf("stored reference %q (%v)", first, err)
 	}
 	want := []string{
@@ -169,7 +170,7 @@ func TestAvatarCycle(t *testing.T) {
 	}
 	s.upload(t, id, avatartest.Base64(avatartest.GIF(t, 90, 90)))
 	second := s.ref(t, id)
-	set, err = s3store.ParseRef(second)
+	set, err = imageset.ParseRef(second)
 	if err != nil || second == first {
 		t.Fatalf("second upload stored %q (%v)", second, err)
 	}
@@ -319,11 +320,11 @@ func TestAvatarEvents(t *testing.T) {
 		check   func(t *testing.T)
 	}{
 		{"update-avatar.json", "Contributor avatar updated successfully", func(t *testing.T) {
-			set, err := s3store.ParseRef(s.ref(t, avatarTarget))
+			set, err := imageset.ParseRef(s.ref(t, avatarTarget))
 			if err != nil || !slices.Equal(s.objects(t), set.Keys()) {
 				t.Errorf("stored %v for %+v (%v)", s.objects(t), set, err)
 			}
-			s.object(t, set.Key(s3store.High))
+			s.object(t, set.Key(imageset.High))
 		}},
 		{"delete-avatar.json", "Contributor avatar deleted successfully", func(t *testing.T) {
 			if s.ref(t, avatarTarget) != "" || len(s.objects(t)) != 0 {

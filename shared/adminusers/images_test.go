@@ -28,6 +28,7 @@ import (
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
@@ -195,7 +196,7 @@ func TestImageCycle(t *testing.T) {
 		t.Fatalf("update: %d %s", code, resp.Data)
 	}
 	first := s.ref(t, id)
-	set, err := s3store.ParseRef(first)
+	set, err := imageset.ParseRef(first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestImageCycle(t *testing.T) {
 	// A transparent picture replaces it: stored as PNG, the first one's objects go.
 	s.upload(t, id, avatartest.Base64(avatartest.PNG(t, 200, 150, true)))
 	second := s.ref(t, id)
-	set, err = s3store.ParseRef(second)
+	set, err = imageset.ParseRef(second)
 	if err != nil || second == first || set.Ext != "png" {
 		t.Fatalf("second upload stored %q (%v)", second, err)
 	}
@@ -425,7 +426,7 @@ func TestImageEvents(t *testing.T) {
 		check   func(t *testing.T)
 	}{
 		{"update-image.json", "Profile image updated successfully", func(t *testing.T) {
-			set, err := s3store.ParseRef(s.ref(t, demo.MemberUserID))
+			set, err := imageset.ParseRef(s.ref(t, demo.MemberUserID))
 			if err != nil || !slices.Equal(s.objects(t), set.Keys()) {
 				t.Errorf("stored %v for %+v (%v)", s.objects(t), set, err)
 			}

@@ -27,7 +27,7 @@ import (
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
-	"github.com/mediacatalog/service/shared/s3store"
+	"github.com/mediacatalog/service/shared/imageset"
 )
 
 // ErrNoImage is the cause of deleting an image that does not exist (the spec answers
@@ -101,18 +101,18 @@ func (s *Service) MaxBodyBytes() int64 {
 
 // owner is what differs between users and contributors.
 type owner struct {
-	kind   s3store.Owner
+	kind   imageset.Owner
 	set    func(ctx context.Context, id int64, ref string) (string, error)
 	clear  func(ctx context.Context, id int64) (string, error)
 	notify bool // the cdn serves users' images only
 }
 
 func (s *Service) users() owner {
-	return owner{kind: s3store.Users, set: s.d.Store.SetUserImage, clear: s.d.Store.ClearUserImage, notify: true}
+	return owner{kind: imageset.Users, set: s.d.Store.SetUserImage, clear: s.d.Store.ClearUserImage, notify: true}
 }
 
 func (s *Service) contributors() owner {
-	return owner{kind: s3store.Contributors, set: s.d.Store.SetContributorImage, clear: s.d.Store.ClearContributorImage}
+	return owner{kind: imageset.Contributors, set: s.d.Store.SetContributorImage, clear: s.d.Store.ClearContributorImage}
 }
 
 // UpdateUserImage makes encoded (Base64 or a data URL) user id's profile image. Bad
@@ -157,7 +157,7 @@ func (s *Service) update(ctx context.Context, o owner, id int64, encoded string)
 	if err != nil {
 		return err
 	}
-	set, err := s3store.NewImageSet(o.kind, id, res.High.ContentType, res.High.Data, res.Scaled.Data)
+	set, err := imageset.NewImageSet(o.kind, id, res.High.ContentType, res.High.Data, res.Scaled.Data)
 	if err != nil {
 		return err
 	}
@@ -177,13 +177,13 @@ func (s *Service) update(ctx context.Context, o owner, id int64, encoded string)
 }
 
 // put stores both renditions at once.
-func (s *Service) put(ctx context.Context, set s3store.ImageSet, res images.Result) error {
+func (s *Service) put(ctx context.Context, set imageset.ImageSet, res images.Result) error {
 	var wg sync.WaitGroup
 	var highErr, scaledErr error
 	wg.Go(func() {
-		highErr = s.d.Files.Put(ctx, set.Key(s3store.High), res.High.Data, res.High.ContentType)
+		highErr = s.d.Files.Put(ctx, set.Key(imageset.High), res.High.Data, res.High.ContentType)
 	})
-	scaledErr = s.d.Files.Put(ctx, set.Key(s3store.Scaled), res.Scaled.Data, res.Scaled.ContentType)
+	scaledErr = s.d.Files.Put(ctx, set.Key(imageset.Scaled), res.Scaled.Data, res.Scaled.ContentType)
 	wg.Wait()
 	return errors.Join(highErr, scaledErr)
 }
@@ -201,7 +201,7 @@ func (s *Service) delete(ctx context.Context, o owner, id int64) error {
 }
 
 func (s *Service) remove(ctx context.Context, o owner, ref string) error {
-	set, err := s3store.ParseRef(ref)
+	set, err := imageset.ParseRef(ref)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (s *Service) remove(ctx context.Context, o owner, ref string) error {
 func (s *Service) afterChange(ctx context.Context, o owner, id int64, old string) {
 	log := httpapi.Logger(ctx)
 	if old != "" {
-		if set, err := s3store.ParseRef(old); err != nil {
+		if set, err := imageset.ParseRef(old); err != nil {
 			log.Warn("replaced image reference is not ours, its objects stay", "owner", string(o.kind), "id", id, "ref", old)
 		} else if err := s.deleteSet(ctx, set); err != nil {
 			log.Error("remove replaced image objects", "owner", string(o.kind), "id", id, "ref", old, "error", err.Error())
@@ -248,7 +248,7 @@ func (s *Service) notify(ctx context.Context, userID int64) {
 // deleteSet removes the objects of set, also when ctx is already cancelled or past its
 // deadline: by then the outcome is decided and the objects must go. The request's
 // grace (httpapi.Detached) bounds it, so the client is still answered in time.
-func (s *Service) deleteSet(ctx context.Context, set s3store.ImageSet) error {
+func (s *Service) deleteSet(ctx context.Context, set imageset.ImageSet) error {
 	ctx, cancel := httpapi.Detached(ctx, cleanupTimeout)
 	defer cancel()
 	if err := s.d.Files.Delete(ctx, set.Keys()...); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
 	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
@@ -97,7 +98,7 @@ func TestUserImageLifecycle(t *testing.T) {
 			t.Fatalf("upload %d: %v", i, err)
 		}
 		ref := f.ref(t, userRef, id)
-		set, err := s3store.ParseRef(ref)
+		set, err := imageset.ParseRef(ref)
 		if err != nil {
 			t.Fatalf("upload %d stored %q: %v", i, ref, err)
 		}

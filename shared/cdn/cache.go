@@ -9,7 +9,7 @@ import (
 // map slot, headers), counted against the bound.
 const entryOverhead = 256
 
-// cacheKey names a cached image: a stored image reference (s3store.ImageSet.Ref) and
+// cacheKey names a cached image: a stored image reference (imageset.ImageSet.Ref) and
 // a resolution. A change of picture writes a new reference (each upload gets keys of
 // its own) and never reuses one, so an entry can never hold bytes other than those its
 // reference names: it needs neither an expiry nor a drop when a picture changes, and a

@@ -30,6 +30,7 @@ import (
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/s3store"
 )
@@ -166,7 +167,7 @@ func TestServe(t *testing.T) {
 	}
 	// The default image is the images package's.
 	rec := get(t, h, fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID))
-	if !bytes.Equal(rec.Body.Bytes(), images.DefaultAvatar(images.ResHigh).Data) {
+	if !bytes.Equal(rec.Body.Bytes(), images.DefaultAvatar(imageset.High).Data) {
 		t.Error("a user without an image did not get the default image")
 	}
 	// Both sizes of one user are different images.
@@ -350,7 +351,7 @@ func TestMissingObjects(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: -1})
-	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
+	set, err := imageset.NewImageSet(imageset.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +376,7 @@ func TestRefReuse(t *testing.T) {
 	h := w.handler(cdn.Deps{CacheBytes: 1 << 20, RefMaxAge: time.Hour})
 	high, scaled := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser), fmt.Sprintf("/user/avatar/%d", w.jpegUser)
 	gone := fmt.Sprintf("/user/avatar/%d/high", demo.MemberUserID)
-	set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
+	set, err := imageset.NewImageSet(imageset.Users, demo.MemberUserID, images.TypeJPEG, []byte("gone"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

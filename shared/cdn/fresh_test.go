@@ -25,6 +25,7 @@ import (
 	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 )
 
@@ -150,9 +151,9 @@ func TestTwoContainers(t *testing.T) {
 			return uploads.UpdateUserImage(ctx, id, avatartest.Base64(avatartest.JPEG(t, 700, 700)))
 		}, nil},
 		{"removed", func() error { return uploads.DeleteUserImage(ctx, id) }, func(path string) []byte {
-			res := images.ResScaled
+			res := imageset.Scaled
 			if strings.HasSuffix(path, "/high") {
-				res = images.ResHigh
+				res = imageset.High
 			}
 			return images.DefaultAvatar(res).Data
 		}},
@@ -272,7 +273,7 @@ func TestObjectRace(t *testing.T) {
 				httpapi.Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 			rec := get(t, h, path)
 			checkImage(t, rec, tc.wantType, tc.wantSide)
-			isDefault := bytes.Equal(rec.Body.Bytes(), images.DefaultAvatar(images.ResHigh).Data)
+			isDefault := bytes.Equal(rec.Body.Bytes(), images.DefaultAvatar(imageset.High).Data)
 			if isDefault != tc.wantDefault {
 				t.Errorf("served the default image: %v, want %v", isDefault, tc.wantDefault)
 			}

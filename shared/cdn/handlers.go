@@ -16,7 +16,7 @@ import (
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
-	"github.com/mediacatalog/service/shared/s3store"
+	"github.com/mediacatalog/service/shared/imageset"
 )
 
 // Response headers of a served image.
@@ -48,7 +48,7 @@ type defaults map[string]*picture
 
 func newDefaults() defaults {
 	d := defaults{}
-	for _, res := range []string{images.ResHigh, images.ResScaled} {
+	for _, res := range []string{imageset.High, imageset.Scaled} {
 		r := images.DefaultAvatar(res)
 		d[res] = newPicture(r.Data, r.ContentType)
 	}
@@ -82,10 +82,10 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 		res := r.PathValue("res")
 		switch {
 		case res == "":
-			res = images.ResScaled
-		case res == images.ResScaled || res == images.ResHigh:
+			res = imageset.Scaled
+		case res == imageset.Scaled || res == imageset.High:
 			canonical += "/" + res
-		case strings.EqualFold(res, images.ResScaled) || strings.EqualFold(res, images.ResHigh):
+		case strings.EqualFold(res, imageset.Scaled) || strings.EqualFold(res, imageset.High):
 			httpapi.Error(w, r, userNotFound())
 			return
 		default:
@@ -141,14 +141,14 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 		if pic, ok := c.get(key); ok {
 			return pic, nil
 		}
-		set, err := s3store.ParseRef(ref)
+		set, err := imageset.ParseRef(ref)
 		if err != nil {
 			return nil, fmt.Errorf("profile image of user %d: %w", id, err)
 		}
 		obj, err := files.Get(ctx, set.Key(res))
-		if errors.Is(err, s3store.ErrNotFound) || errors.Is(err, s3store.ErrAccessDenied) {
+		if errors.Is(err, imageset.ErrNotFound) || errors.Is(err, imageset.ErrAccessDenied) {
 			level := slog.LevelInfo
-			if errors.Is(err, s3store.ErrAccessDenied) {
+			if errors.Is(err, imageset.ErrAccessDenied) {
 				level = slog.LevelWarn // also what a wrong grant looks like
 			}
 			httpapi.Logger(ctx).Log(ctx, level, "profile image object missing, reading the reference again",
@@ -227,7 +227,7 @@ func handleChange(inv Invalidator, ledger Ledger, delay, settle time.Duration) h
 			return
 		}
 		base := avatarBase + strconv.FormatInt(id, 10)
-		paths := []string{base, base + "/" + images.ResHigh, base + "/" + images.ResScaled}
+		paths := []string{base, base + "/" + imageset.High, base + "/" + imageset.Scaled}
 		if err := invalidate(ctx, inv, paths, delay); err != nil {
 			recordFailure(httpapi.Logger(ctx), "InvalidationFailures")
 			if rerr := ledger.RetryAvatarInvalidation(context.WithoutCancel(ctx), id); rerr != nil {

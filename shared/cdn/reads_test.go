@@ -13,8 +13,8 @@ import (
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/images"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/postgres"
-	"github.com/mediacatalog/service/shared/s3store"
 )
 
 // gate holds the first reference query, once it has read its row, until released; it
@@ -56,7 +56,7 @@ func TestReadAfterArrival(t *testing.T) {
 	var release sync.Once
 	t.Cleanup(func() { release.Do(func() { close(g.released) }) }) // before the database closes
 	ref := func() string {
-		set, err := s3store.NewImageSet(s3store.Users, demo.MemberUserID, images.TypeJPEG, []byte("x"), nil)
+		set, err := imageset.NewImageSet(imageset.Users, demo.MemberUserID, images.TypeJPEG, []byte("x"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

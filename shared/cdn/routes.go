@@ -40,8 +40,8 @@ type Users interface {
 
 // Files reads the bucket; *s3store.Store satisfies it.
 type Files interface {
-	// Get returns the object under key; an error wrapping s3store.ErrNotFound when
-	// there is none, s3store.ErrAccessDenied when S3 refuses to say (see load).
+	// Get returns the object under key; an error wrapping imageset.ErrNotFound when
+	// there is none, imageset.ErrAccessDenied when S3 refuses to say (see load).
 	Get(ctx context.Context, key string) (catalog.StoredFile, error)
 }
 

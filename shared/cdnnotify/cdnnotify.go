@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
@@ -31,10 +30,17 @@ const notifyTimeout = 10 * time.Second
 // changePath is the cdn route that a notification calls.
 func changePath(userID int64) string { return "/user/avatar/change/" + strconv.FormatInt(userID, 10) }
 
+// Notifier is what NewNotifier returns: an HTTPNotifier or a LambdaNotifier, either of
+// which serves as the avatars service's Notifier (declared there, by the package that
+// calls it, so that this one needs nothing of the avatars service).
+type Notifier interface {
+	AvatarChanged(ctx context.Context, userID int64) error
+}
+
 // NewNotifier returns the notifier cfg.AvatarNotifier names: "lambda" invokes
 // cfg.CDNFunctionName with a client of awsCfg, "http" posts to cfg.CDNURL. client is
 // the HTTP client of the http notifier (http.DefaultClient when nil).
-func NewNotifier(awsCfg aws.Config, cfg config.Config, client *http.Client) (avatars.Notifier, error) {
+func NewNotifier(awsCfg aws.Config, cfg config.Config, client *http.Client) (Notifier, error) {
 	switch cfg.AvatarNotifier {
 	case "lambda":
 		return NewLambdaNotifier(awsCfg, cfg)

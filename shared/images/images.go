@@ -73,12 +73,6 @@ const (
 	ScaledSize = 128
 )
 
-// Resolution names, as they appear in GET /user/avatar/{id}/{res}.
-const (
-	ResHigh   = "high"
-	ResScaled = "scaled"
-)
-
 // Default limits, the same as the service configuration's defaults
 // (IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DECODED_BYTES).
 //

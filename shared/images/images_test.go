@@ -15,6 +15,7 @@ import (
 	"github.com/disintegration/imaging"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/imageset"
 )
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -569,7 +570,7 @@ func TestSniff(t *testing.T) {
 		{"gif89a", []byte("GIF89a\x01"), TypeGIF, true},
 		{"webp", []byte("RIFF\x00\x00\x00\x00WEBPVP8 "), TypeWebP, true},
 		{"webp testdata", readTestdata(t, "opaque.webp"), TypeWebP, true},
-		{"default avatar", DefaultAvatar(ResHigh).Data, TypePNG, true},
+		{"default avatar", DefaultAvatar(imageset.High).Data, TypePNG, true},
 		{"empty", nil, "", false},
 		{"jpeg, too short", []byte{0xFF, 0xD8}, "", false},
 		{"png, too short", []byte("\x89PNG\r\n"), "", false},
@@ -592,8 +593,8 @@ func TestDefaultAvatar(t *testing.T) {
 		res  string
 		size int
 	}{
-		{ResHigh, HighSize},
-		{ResScaled, ScaledSize},
+		{imageset.High, HighSize},
+		{imageset.Scaled, ScaledSize},
 		{"", ScaledSize},
 		{"unknown", ScaledSize},
 	}

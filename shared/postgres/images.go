@@ -17,7 +17,7 @@ type querier interface {
 }
 
 // The image references of users (profile_image) and contributors (image): the key of
-// a stored image set in the bucket (see s3store.ImageSet), NULL for none. Each write is
+// a stored image set in the bucket (see imageset.ImageSet), NULL for none. Each write is
 // one statement, so it is its own transaction, and it returns the reference it
 // replaced: the caller removes those objects once the change stands.
 

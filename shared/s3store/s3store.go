@@ -20,16 +20,11 @@ import (
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/imageset"
 )
 
-// ErrNotFound is returned by Get for a key that holds no object.
-var ErrNotFound = errors.New("no such object")
-
-// ErrAccessDenied is returned by Get when S3 answers AccessDenied. To a reader that
-// may not list the bucket (s3:ListBucket), S3 answers a missing key with AccessDenied
-// rather than NoSuchKey, so callers that expect keys to go away may treat it as a
-// miss; it also means a wrong grant, so such callers log it.
-var ErrAccessDenied = errors.New("access denied")
+// Get's errors are the image vocabulary's: imageset.ErrNotFound for a key without an
+// object, imageset.ErrAccessDenied when S3 answers AccessDenied.
 
 // maxDeleteBatch is the most keys one DeleteObjects request takes.
 const maxDeleteBatch = 1000
@@ -74,15 +69,15 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 	return nil
 }
 
-// Get returns the object under key; ErrNotFound when there is none.
+// Get returns the object under key; imageset.ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, key string) (catalog.StoredFile, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: aws.String(key)})
 	if err != nil {
 		if notFound(err) {
-			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, ErrNotFound)
+			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, imageset.ErrNotFound)
 		}
 		if accessDenied(err) {
-			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w (%w)", key, ErrAccessDenied, err)
+			return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w (%w)", key, imageset.ErrAccessDenied, err)
 		}
 		return catalog.StoredFile{}, fmt.Errorf("s3store: get %s: %w", key, err)
 	}

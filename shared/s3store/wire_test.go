@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/s3store"
 )
 
@@ -63,10 +64,10 @@ func TestErrorAnswers(t *testing.T) {
 	if err := store.Put(ctx, "users/1/a b.png", []byte("png bytes"), "image/png"); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	if _, err := store.Get(ctx, "missing.png"); !errors.Is(err, s3store.ErrNotFound) {
+	if _, err := store.Get(ctx, "missing.png"); !errors.Is(err, imageset.ErrNotFound) {
 		t.Errorf("Get of a missing key: %v, want ErrNotFound", err)
 	}
-	if _, err := store.Get(ctx, "denied.png"); !errors.Is(err, s3store.ErrAccessDenied) || errors.Is(err, s3store.ErrNotFound) || !strings.Contains(err.Error(), "AccessDenied") {
+	if _, err := store.Get(ctx, "denied.png"); !errors.Is(err, imageset.ErrAccessDenied) || errors.Is(err, imageset.ErrNotFound) || !strings.Contains(err.Error(), "AccessDenied") {
 		t.Errorf("Get of a denied key: %v, want ErrAccessDenied (and S3's code)", err)
 	}
 	err = store.Delete(ctx, "users/1/a.png", "users/1/b.png")

@@ -1,13 +1,27 @@
-package s3store
+// Package imageset is the vocabulary of stored images: how the two renditions of an
+// uploaded picture are named in the bucket, and the reference to them that a database
+// row keeps. It uses the standard library only, so that every function that names an
+// image (the cdn, the uploads, the stores) shares it without linking the S3 client or
+// the image pipeline.
+package imageset
 
 import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 )
+
+// ErrNotFound is returned by a store for an image object that is not there.
+var ErrNotFound = errors.New("no such image object")
+
+// ErrAccessDenied is returned by a store that refused to say whether the object is
+// there. S3 answers a reader that may not list the bucket this way for a missing key,
+// so a reader takes it as a miss (and logs it: a wrong grant looks the same).
+var ErrAccessDenied = errors.New("access denied to the image object")
 
 // Image storage layout. Each upload of a picture is stored as two objects under a
 // prefix of its own:
