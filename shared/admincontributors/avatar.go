@@ -18,13 +18,23 @@ const (
 // scaled, compressed and stored as the contributor's avatar, and the previous avatar's
 // objects are removed.
 func handleUpdateAvatar(svc Avatars) http.Handler {
-	return avatars.UploadHandler(avatars.Route{Service: svc, Kind: "contributor", OK: msgAvatarUpdated,
-		Internal: msgAvatarUpdateFailed, Update: svc.UpdateContributorAvatar})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, image, ok := avatars.ReadUpload(w, r, svc); ok {
+			err := svc.UpdateContributorAvatar(r.Context(), id, image)
+			avatars.Answer(w, r, err, "contributor.image.update", "contributor", id,
+				avatars.Messages{OK: msgAvatarUpdated, Internal: msgAvatarUpdateFailed})
+		}
+	})
 }
 
 // handleDeleteAvatar answers DELETE /admin-contributors/delete-avatar/{id}: both
 // stored resolutions are removed and the avatar reference cleared.
 func handleDeleteAvatar(svc Avatars) http.Handler {
-	return avatars.DeleteHandler(avatars.Route{Service: svc, Kind: "contributor", OK: msgAvatarDeleted,
-		Internal: msgAvatarDeleteFailed, Delete: svc.DeleteContributorAvatar})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, ok := avatars.ReadTarget(w, r, svc); ok {
+			err := svc.DeleteContributorAvatar(r.Context(), id)
+			avatars.Answer(w, r, err, "contributor.image.delete", "contributor", id,
+				avatars.Messages{OK: msgAvatarDeleted, Internal: msgAvatarDeleteFailed})
+		}
+	})
 }

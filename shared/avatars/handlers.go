@@ -1,7 +1,6 @@
 package avatars
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/mediacatalog/service/shared/apperr"
@@ -18,18 +17,6 @@ type Uploader interface {
 	MaxBodyBytes() int64
 }
 
-// Route describes one owner's image route: what it does, what it says on success,
-// the 500 message of an unexpected failure ("" keeps "Internal server error"), and the
-// kind of owner ("user", "contributor") its audit records name.
-type Route struct {
-	Service  Uploader
-	Kind     string
-	OK       string
-	Internal string
-	Update   func(ctx context.Context, id int64, encoded string) error
-	Delete   func(ctx context.Context, id int64) error
-}
-
 type uploadRequest struct {
 	Image *string `json:"image"`
 }
@@ -42,61 +29,58 @@ func (req *uploadRequest) Validate() error {
 	return httpapi.Required(*req.Image)
 }
 
-// UploadHandler answers an update-image route: body {"image": Base64 or data URL}.
+// ReadUpload reads an update-image request, body {"image": Base64 or data URL}, for
+// the route's handler, which then calls the service once with the id and the image.
 // An instance that is not a file service answers 503 (once the caller has passed the
-// group's authentication and permission check); bad image data is 400 and stores
-// nothing.
-func UploadHandler(rt Route) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := rt.Service.Available(); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		req, err := httpapi.Decode[uploadRequest](w, r, rt.Service.MaxBodyBytes())
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		if err := rt.Update(r.Context(), id, *req.Image); err != nil {
-			httpapi.Error(w, r, rt.internal(err))
-			return
-		}
-		audit.Record(r.Context(), rt.Kind+".image.update", rt.Kind, id)
-		httpapi.OK(w, r, rt.OK)
-	})
-}
-
-// DeleteHandler answers a delete-image route. Deleting when there is no image is a
-// 500, as the spec has it.
-func DeleteHandler(rt Route) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := rt.Service.Available(); err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		if err := rt.Delete(r.Context(), id); err != nil {
-			httpapi.Error(w, r, rt.internal(err))
-			return
-		}
-		audit.Record(r.Context(), rt.Kind+".image.delete", rt.Kind, id)
-		httpapi.OK(w, r, rt.OK)
-	})
-}
-
-// internal gives an unexpected failure the route's own 500 message.
-func (rt Route) internal(err error) error {
-	if rt.Internal != "" && apperr.CodeOf(err) == apperr.Internal {
-		return apperr.Wrap(apperr.Internal, rt.Internal, err)
+// group's authentication and permission check); a bad id or body is 400. It reports
+// false when it has answered.
+func ReadUpload(w http.ResponseWriter, r *http.Request, svc Uploader) (id int64, image string, ok bool) {
+	id, ok = ReadTarget(w, r, svc)
+	if !ok {
+		return 0, "", false
 	}
-	return err
+	req, err := httpapi.Decode[uploadRequest](w, r, svc.MaxBodyBytes())
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return 0, "", false
+	}
+	return id, *req.Image, true
+}
+
+// ReadTarget reads the id of an image route (a delete-image route has nothing else),
+// answering 503 on an instance that is not a file service and 400 for a bad id. It
+// reports false when it has answered.
+func ReadTarget(w http.ResponseWriter, r *http.Request, svc Uploader) (int64, bool) {
+	if err := svc.Available(); err != nil {
+		httpapi.Error(w, r, err)
+		return 0, false
+	}
+	id, err := httpapi.PathInt(r, "id")
+	if err != nil {
+		httpapi.Error(w, r, err)
+		return 0, false
+	}
+	return id, true
+}
+
+// Messages are what one owner's image route says: OK on success, Internal for an
+// unexpected failure ("" keeps "Internal server error").
+type Messages struct {
+	OK, Internal string
+}
+
+// Answer writes the outcome of the route's call to the service: its error (an
+// unexpected one with the route's own 500 message), or the audit record of action on
+// kind id and the success message. Deleting when there is no image is a 500, as the
+// spec has it (the service's error for it is not an apperr).
+func Answer(w http.ResponseWriter, r *http.Request, err error, action, kind string, id int64, msgs Messages) {
+	if err != nil {
+		if msgs.Internal != "" && apperr.CodeOf(err) == apperr.Internal {
+			err = apperr.Wrap(apperr.Internal, msgs.Internal, err)
+		}
+		httpapi.Error(w, r, err)
+		return
+	}
+	audit.Record(r.Context(), action, kind, id)
+	httpapi.OK(w, r, msgs.OK)
 }
