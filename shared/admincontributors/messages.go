@@ -12,11 +12,5 @@ const (
 	msgDeleteFailed = "An error occurred while deleting the contributor"
 )
 
-// failed gives an unexpected failure the route's own 500 message; errors with another
-// code (400, 404, 409) keep theirs.
-func failed(err error, msg string) error {
-	if apperr.CodeOf(err) == apperr.Internal {
-		return apperr.Wrap(apperr.Internal, msg, err)
-	}
-	return err
-}
+// failed gives an unexpected failure the route's own 500 message.
+func failed(err error, msg string) error { return apperr.InternalAs(err, msg) }

@@ -84,6 +84,16 @@ func CodeOf(err error) Code {
 	return Internal
 }
 
+// InternalAs gives an unexpected failure (code Internal, or no code) the route's own
+// 500 message, as some routes of the spec name one; errors with another code (400, 404,
+// 409) keep theirs, and a nil error stays nil.
+func InternalAs(err error, msg string) error {
+	if err == nil || msg == "" || CodeOf(err) != Internal {
+		return err
+	}
+	return Wrap(Internal, msg, err)
+}
+
 // Status maps a code to its HTTP status.
 func (c Code) Status() int {
 	switch c {

@@ -75,10 +75,7 @@ type Messages struct {
 // spec has it (the service's error for it is not an apperr).
 func Answer(w http.ResponseWriter, r *http.Request, err error, action, kind string, id int64, msgs Messages) {
 	if err != nil {
-		if msgs.Internal != "" && apperr.CodeOf(err) == apperr.Internal {
-			err = apperr.Wrap(apperr.Internal, msgs.Internal, err)
-		}
-		httpapi.Error(w, r, err)
+		httpapi.Error(w, r, apperr.InternalAs(err, msgs.Internal))
 		return
 	}
 	audit.Record(r.Context(), action, kind, id)
