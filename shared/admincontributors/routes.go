@@ -6,7 +6,6 @@ package admincontributors
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/mediacatalog/service/shared/auth"
@@ -22,11 +21,6 @@ type Store interface {
 	AddContributor(ctx context.Context, c catalog.NewContributor) (int64, error)
 	EditContributor(ctx context.Context, id, editorID int64, e catalog.ContributorEdit) error
 	DeleteContributor(ctx context.Context, id int64) (image string, err error)
-}
-
-// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
-type Guard interface {
-	Require(perm string, h http.Handler) http.Handler
 }
 
 // Avatars stores and removes contributor avatars; *avatars.Service satisfies it. When
@@ -50,7 +44,7 @@ type Avatars interface {
 // Deps are what the group needs.
 type Deps struct {
 	Store Store
-	Auth  Guard
+	Auth  auth.Guard
 	// LockTTL is how long opening a contributor's detail locks it for an editor
 	// (config.LockTTL).
 	LockTTL time.Duration

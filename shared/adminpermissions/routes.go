@@ -5,7 +5,6 @@ package adminpermissions
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -21,15 +20,10 @@ type Store interface {
 	DeletePermission(ctx context.Context, id int64) error
 }
 
-// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
-type Guard interface {
-	Require(perm string, h http.Handler) http.Handler
-}
-
 // Deps are what the group needs.
 type Deps struct {
 	Store Store
-	Auth  Guard
+	Auth  auth.Guard
 }
 
 // Routes is the group's whole API.

@@ -5,7 +5,6 @@ package adminroles
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -21,15 +20,10 @@ type Store interface {
 	DeleteRole(ctx context.Context, id, actorID int64) (moved []int64, err error)
 }
 
-// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
-type Guard interface {
-	Require(perm string, h http.Handler) http.Handler
-}
-
 // Deps are what the group needs.
 type Deps struct {
 	Store Store
-	Auth  Guard
+	Auth  auth.Guard
 }
 
 // Routes is the group's whole API.

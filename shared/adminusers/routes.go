@@ -6,7 +6,6 @@ package adminusers
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/mediacatalog/service/shared/auth"
@@ -22,11 +21,6 @@ type Store interface {
 	EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) (catalog.UserEditResult, error)
 	DeleteUser(ctx context.Context, id, actorID int64) (image string, err error)
 	LogoutUser(ctx context.Context, id, actorID int64) error
-}
-
-// Guard authenticates a request and demands a permission; *auth.Sessions satisfies it.
-type Guard interface {
-	Require(perm string, h http.Handler) http.Handler
 }
 
 // Images stores and removes profile images; *avatars.Service satisfies it. When
@@ -48,7 +42,7 @@ type Images interface {
 // Deps are what the group needs.
 type Deps struct {
 	Store Store
-	Auth  Guard
+	Auth  auth.Guard
 	// LockTTL is how long opening a user's detail locks it for an editor
 	// (config.LockTTL).
 	LockTTL time.Duration

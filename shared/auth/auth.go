@@ -12,6 +12,7 @@ package auth
 
 import (
 	"context"
+	"net/http"
 	"slices"
 )
 
@@ -60,4 +61,10 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
+}
+
+// Guard authenticates a request and demands a permission of its user; *Sessions
+// satisfies it. The admin route groups take one, so that their tests can give another.
+type Guard interface {
+	Require(perm string, h http.Handler) http.Handler
 }
