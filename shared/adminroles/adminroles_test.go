@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 var (
 	_ adminroles.Store = (*postgres.DB)(nil)
-	_ auth.Guard = (*auth.Sessions)(nil)
+	_ auth.Guard       = (*auth.Sessions)(nil)
 )
 
 // server is the group's handler over a database with the demo data (roles admin 1,

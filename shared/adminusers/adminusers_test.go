@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // The stores the group's interfaces name are the real ones.
 var (
 	_ adminusers.Store = (*postgres.DB)(nil)
-	_ auth.Guard = (*auth.Sessions)(nil)
+	_ auth.Guard       = (*auth.Sessions)(nil)
 )
 
 // server is the group's handler over a database with the demo data (users admin 1,

@@ -1,6 +1,7 @@
 package adminusers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -75,22 +76,10 @@ func userQuery(r *http.Request) (catalog.UserQuery, httpapi.Page, error) {
 // edit users also takes (or refreshes) the user's edit lock, unless another editor
 // holds a live one.
 func handleUser(store Store, lockTTL time.Duration) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := httpapi.PathInt(r, "id")
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		var lock catalog.LockRequest
-		if p, ok := auth.FromContext(r.Context()); ok && p.Has(auth.PermEditUsers) {
-			lock = catalog.LockRequest{By: p.UserID, TTL: lockTTL}
-		}
-		u, err := store.User(r.Context(), id, lock)
-		if err != nil {
-			httpapi.Error(w, r, err)
-			return
-		}
-		httpapi.JSON(w, r, http.StatusOK, u)
+	// A closure, not the method value store.User: routes are listed before a store is
+	// given (the route tests list them without one).
+	return auth.LockingDetail(auth.PermEditUsers, lockTTL, func(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error) {
+		return store.User(ctx, id, lock)
 	})
 }
 
