@@ -153,21 +153,12 @@ type message struct {
 	Code int    `json:"code"`
 }
 
-func decode[T any](t *testing.T, body []byte) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(body, &v); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	return v
-}
-
 func wantMessage(t *testing.T, status int, body []byte, wantStatus int, want string) {
 	t.Helper()
 	if status != wantStatus {
 		t.Fatalf("status %d, want %d; body %s", status, wantStatus, body)
 	}
-	if m := decode[message](t, body); m.Data != want || m.Code != wantStatus {
+	if m := testenv.Decode[message](t, body); m.Data != want || m.Code != wantStatus {
 		t.Fatalf("body %+v, want {%q %d}", m, want, wantStatus)
 	}
 }
@@ -269,7 +260,7 @@ func TestList(t *testing.T) {
 			if n := s.counter.Count(); n > 2 {
 				t.Errorf("%d round trips, want at most 2", n)
 			}
-			got := decode[listBody](t, body)
+			got := testenv.Decode[listBody](t, body)
 			var names []string
 			for _, c := range got.Contributors {
 				names = append(names, c.FirstName)
@@ -285,7 +276,7 @@ func TestList(t *testing.T) {
 
 	t.Run("item", func(t *testing.T) {
 		_, body := s.do(t, "GET", "/admin-contributors?client=1&search=one", nil, s.editor)
-		got := decode[struct {
+		got := testenv.Decode[struct {
 			Contributors []json.RawMessage `json:"contributors"`
 		}](t, body)
 		want := `{"first_name":"ONE","id":18,"image":"","last_name":null,"locked_by":null,"slug":"one"}`
@@ -389,7 +380,7 @@ func TestLock(t *testing.T) {
 	lockOf := func(t *testing.T, id int64) string {
 		t.Helper()
 		_, body := s.do(t, "GET", "/admin-contributors?client=1", nil, s.admin)
-		for _, c := range decode[listBody](t, body).Contributors {
+		for _, c := range testenv.Decode[listBody](t, body).Contributors {
 			if c.ID == id {
 				if c.LockedBy == nil {
 					return ""
@@ -673,7 +664,7 @@ func TestEdit(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("detail: %d %s", status, body)
 		}
-		return decode[detail](t, body)
+		return testenv.Decode[detail](t, body)
 	}
 	accepted := []struct {
 		name  string
@@ -819,13 +810,13 @@ func TestEvents(t *testing.T) {
 		check      func(t *testing.T, s *server, body []byte)
 	}{
 		{"list-contributors.json", 200, func(t *testing.T, s *server, body []byte) {
-			got := decode[listBody](t, body)
+			got := testenv.Decode[listBody](t, body)
 			if got.Max == 0 || got.From != 0 || got.To != int64(len(got.Contributors)) || len(got.Contributors) > 10 {
 				t.Errorf("envelope %+v", got)
 			}
 		}},
 		{"get-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
-			if got := decode[listItem](t, body); got.ID != kubo || got.FirstName != "Tite" {
+			if got := testenv.Decode[listItem](t, body); got.ID != kubo || got.FirstName != "Tite" {
 				t.Errorf("detail %s", body)
 			}
 			if n := s.db.Int(t, `SELECT count(*) FROM contributor_locks WHERE contributor_id = $1 AND locked_by = $2`, kubo, demo.AdminUserID); n != 1 {

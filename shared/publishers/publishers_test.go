@@ -2,7 +2,6 @@ package publishers_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -73,14 +72,14 @@ func TestRoutes(t *testing.T) {
 	listOf := func(check func(*testing.T, []catalog.PublisherListItem)) func(*testing.T, []byte) {
 		return func(t *testing.T, b []byte) {
 			var got []catalog.PublisherListItem
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			check(t, got)
 		}
 	}
 	pageOf := func(check func(*testing.T, page)) func(*testing.T, []byte) {
 		return func(t *testing.T, b []byte) {
 			var got page
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if got.Publications == nil {
 				t.Fatalf("publications is not an array: %s", b)
 			}
@@ -145,7 +144,7 @@ func TestRoutes(t *testing.T) {
 		{name: "list lang is accepted and ignored", target: "/publishers?client=1&lang=Klingon&limit=1", status: 200, check: listOf(slugs("kodansha"))},
 		{name: "list fields", target: "/publishers?client=1&limit=1", status: 200, check: func(t *testing.T, b []byte) {
 			var got []map[string]any
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			want := map[string]any{"id": 1.0, "name": "Kodansha", "short-name": "Kodansha", "slug": "kodansha",
 				"country": "Japan", "website": "https://www.kodansha.co.jp", "headquarter": "Bunkyō, Tokyo",
 				"founding_date": "1909-11-01", "image": "publishers/kodansha.png", "image_source": "Wikimedia Commons", "client": 1.0}
@@ -180,7 +179,7 @@ func TestRoutes(t *testing.T) {
 		// GET /publisher/slug/{slug}
 		{name: "detail", target: "/publisher/slug/viz-media", status: 200, check: func(t *testing.T, b []byte) {
 			var got catalog.Publisher
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if got.ID != 4 || got.Name != "Viz Media" || got.Domain != "viz.com" || got.Website != "https://www.viz.com" ||
 				len(got.Descriptions) != 2 || len(got.Aliases) != 2 || len(got.Relations) != 2 {
 				t.Errorf("detail %+v", got)
@@ -220,7 +219,7 @@ func TestRoutes(t *testing.T) {
 		// GET /publisher/random
 		{name: "random", target: "/publisher/random?client=1", status: 200, check: func(t *testing.T, b []byte) {
 			var s string
-			decode(t, b, &s)
+			testenv.DecodeInto(t, b, &s)
 			if !slices.Contains(demoSlugs, s) {
 				t.Errorf("%q is not a demo publisher", s)
 			}
@@ -294,7 +293,7 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
 			}
 			if tc.body != "" {
-				assertJSON(t, rec.Body.Bytes(), tc.body)
+				testenv.AssertJSON(t, rec.Body.Bytes(), tc.body)
 			} else {
 				tc.check(t, rec.Body.Bytes())
 			}
@@ -343,28 +342,28 @@ func TestLambdaEvents(t *testing.T) {
 	}{
 		{"publishers/get-publishers.json", func(t *testing.T, b []byte) {
 			var got []catalog.PublisherListItem
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if len(got) != 9 || got[0].Slug != "akita-shoten" {
 				t.Errorf("%d publishers, first %+v", len(got), got)
 			}
 		}},
 		{"publishers/get-publisher.json", func(t *testing.T, b []byte) {
 			var got catalog.Publisher
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if got.Slug != "shueisha" || got.Domain != "shueisha.co.jp" || len(got.Relations) == 0 {
 				t.Errorf("publisher %+v", got)
 			}
 		}},
 		{"publishers/get-random-publisher.json", func(t *testing.T, b []byte) {
 			var s string
-			decode(t, b, &s)
+			testenv.DecodeInto(t, b, &s)
 			if s == "" {
 				t.Errorf("slug %q", s)
 			}
 		}},
 		{"publishers/get-publications.json", func(t *testing.T, b []byte) {
 			var got page
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if len(got.Publications) != 9 || got.From != 0 || got.To != 9 || got.Max < 9 {
 				t.Errorf("page of %d: max %d from %d to %d", len(got.Publications), got.Max, got.From, got.To)
 			}
@@ -419,26 +418,6 @@ func mustList(t *testing.T, h http.Handler, target string) []catalog.PublisherLi
 		t.Fatalf("GET %s: %d %s", target, rec.Code, rec.Body)
 	}
 	var got []catalog.PublisherListItem
-	decode(t, rec.Body.Bytes(), &got)
+	testenv.DecodeInto(t, rec.Body.Bytes(), &got)
 	return got
-}
-
-func decode(t *testing.T, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-}
-
-// assertJSON compares two JSON documents regardless of formatting.
-func assertJSON(t *testing.T, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	decode(t, got, &g)
-	decode(t, []byte(want), &w)
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	if string(gb) != string(wb) {
-		t.Errorf("body %s\nwant %s", gb, wb)
-	}
 }

@@ -56,7 +56,7 @@ func TestRoutes(t *testing.T) {
 	}{
 		{name: "demo tags", target: "/tags?client=1", status: 200, check: func(t *testing.T, b []byte) {
 			var got []catalog.Tag
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			names := make([]string, len(got))
 			types := map[string]bool{}
 			for i, tag := range got {
@@ -81,7 +81,7 @@ func TestRoutes(t *testing.T) {
 		{name: "client too large", target: "/tags?client=99999999999999999999", status: 400, body: missing},
 		{name: "tag", target: "/tags/id/1", status: 200, check: func(t *testing.T, b []byte) {
 			var got catalog.TagDetail
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			want := catalog.TagDetail{Tag: catalog.Tag{ID: 1, Name: "Action", Type: "genre"}, SeriesCount: actionSeries}
 			if got != want || actionSeries == 0 {
 				t.Errorf("got %+v, want %+v", got, want)
@@ -106,7 +106,7 @@ func TestRoutes(t *testing.T) {
 				t.Errorf("Content-Type %q", ct)
 			}
 			if tc.body != "" {
-				assertJSON(t, rec.Body.Bytes(), tc.body)
+				testenv.AssertJSON(t, rec.Body.Bytes(), tc.body)
 			} else {
 				tc.check(t, rec.Body.Bytes())
 			}
@@ -130,14 +130,14 @@ func TestLambdaEvents(t *testing.T) {
 	}{
 		{"tags/get-tags.json", func(t *testing.T, b []byte) {
 			var got []catalog.Tag
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if len(got) < 20 {
 				t.Errorf("%d tags", len(got))
 			}
 		}},
 		{"tags/get-tag.json", func(t *testing.T, b []byte) {
 			var got catalog.TagDetail
-			decode(t, b, &got)
+			testenv.DecodeInto(t, b, &got)
 			if got.ID != 1 || got.Name != "Action" || got.SeriesCount == 0 {
 				t.Errorf("tag %+v", got)
 			}
@@ -151,26 +151,6 @@ func TestLambdaEvents(t *testing.T) {
 			}
 			tc.check(t, testenv.ResponseBody(t, resp))
 		})
-	}
-}
-
-func decode(t *testing.T, b []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-}
-
-// assertJSON compares two JSON documents regardless of formatting.
-func assertJSON(t *testing.T, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	decode(t, got, &g)
-	decode(t, []byte(want), &w)
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	if string(gb) != string(wb) {
-		t.Errorf("body %s, want %s", gb, wb)
 	}
 }
 
