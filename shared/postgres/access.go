@@ -142,7 +142,8 @@ func rolePermissions(ctx context.Context, tx pgx.Tx, roles []int64) ([]int64, er
 	return ids, nil
 }
 
-// forbidden is the 403 of a refused write; why is logged at debug level, never shown.
+// forbidden is the 403 of a refused write; why (ids only) is the reason of the
+// refusal's audit record (httpapi), never shown to the client.
 func forbidden(why string, args ...any) error {
 	return apperr.Wrap(apperr.Forbidden, apperr.MsgForbidden, fmt.Errorf(why, args...))
 }
