@@ -100,7 +100,10 @@ func (rr *refReads) young(start time.Time) bool {
 // own (the caller's request is answered meanwhile).
 func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
 	start := rr.now()
-	call.ref, call.err = rr.users.UserImage(call.ctx, id)
+	// The query serves every request waiting for it, so the end of the one that started
+	// it (a client gone) does not cancel it; the database call's own deadline bounds it,
+	// and each waiter stops waiting at its own deadline.
+	call.ref, call.err = rr.users.UserImage(context.WithoutCancel(call.ctx), id)
 	close(call.done)
 	rr.mu.Lock()
 	if call.err == nil && rr.maxAge > 0 {
