@@ -115,7 +115,7 @@ func TestRoutesAgree(t *testing.T) {
 		t.Errorf("code and OpenAPI routes differ\ncode:    %v\nopenapi: %v", all, doc)
 	}
 	if len(all) != 39 {
-		t.Errorf("%d routes, the spec and DESIGN.md have 39", len(all))
+		t.Errorf("%d routes, the OpenAPI document has 39", len(all))
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Messages of the OAuth connection routes (DESIGN.md, decisions table).
+// Messages of the OAuth connection routes (the OpenAPI document gives them).
 const (
 	MsgUnsupportedProvider = "Unsupported provider"
 	MsgProviderUnlinked    = "Provider unlinked successfully"
