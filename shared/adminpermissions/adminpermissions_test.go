@@ -2,14 +2,11 @@ package adminpermissions_test
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/apperr"
@@ -38,18 +35,10 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	counter := &postgres.QueryCounter{}
-	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	cfg := testenv.AuthConfig(t)
-	sessions := testenv.NewSessions(t, db, cfg)
-	routes := adminpermissions.Routes(adminpermissions.Deps{Store: db.DB, Auth: sessions})
-	return &server{
-		h:       httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins}),
-		db:      db,
-		cfg:     cfg,
-		counter: counter,
-		admin:   testenv.SessionCookie(t, sessions, demo.AdminUserID),
-	}
+	g := testenv.NewGroup(t, func(db *testenv.DB, sessions *auth.Sessions) []httpapi.Route {
+		return adminpermissions.Routes(adminpermissions.Deps{Store: db.DB, Auth: sessions})
+	})
+	return &server{h: g.Handler, db: g.DB, cfg: g.Config, counter: g.Counter, admin: g.Admin}
 }
 
 func (s *server) do(t *testing.T, method, target string, body any) (int, []byte) {

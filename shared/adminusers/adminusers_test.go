@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
 	"github.com/mediacatalog/service/shared/apperr"
@@ -46,17 +43,12 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	counter := &postgres.QueryCounter{}
-	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	cfg := testenv.AuthConfig(t)
-	sessions := testenv.NewSessions(t, db, cfg)
-	s := &server{db: db, cfg: cfg, counter: counter, images: &recordingImages{}}
-	routes := adminusers.Routes(adminusers.Deps{Store: db.DB, Auth: sessions, LockTTL: cfg.LockTTL, Images: s.images})
-	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins})
-	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
-	s.editor = testenv.SessionCookie(t, sessions, demo.EditorUserID)
-	s.member = testenv.SessionCookie(t, sessions, demo.MemberUserID)
-	return s
+	images := &recordingImages{}
+	g := testenv.NewGroup(t, func(db *testenv.DB, sessions *auth.Sessions) []httpapi.Route {
+		return adminusers.Routes(adminusers.Deps{Store: db.DB, Auth: sessions, LockTTL: testenv.AuthConfig(t).LockTTL, Images: images})
+	})
+	return &server{h: g.Handler, db: g.DB, cfg: g.Config, counter: g.Counter, images: images,
+		admin: g.Admin, editor: g.Editor, member: g.Member}
 }
 
 // do serves a request (checked against the OpenAPI document) and returns status and body.

@@ -1,0 +1,41 @@
+package testenv
+
+import (
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/demo"
+	"github.com/mediacatalog/service/shared/auth"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+// Group is a route group served as the functions serve it (the shared middleware
+// around the group's mux) over a database of its own with the demo data, counting its
+// queries, with the demo users' session cookies.
+type Group struct {
+	Handler  http.Handler
+	DB       *DB
+	Config   config.Config
+	Sessions *auth.Sessions
+	Counter  *postgres.QueryCounter
+	Admin    *http.Cookie // demo.AdminUserID: a full admin
+	Editor   *http.Cookie // demo.EditorUserID
+	Member   *http.Cookie // demo.MemberUserID: no administration
+}
+
+// NewGroup serves the routes that routes makes of the test's database and sessions.
+func NewGroup(t testing.TB, routes func(db *DB, sessions *auth.Sessions) []httpapi.Route) *Group {
+	t.Helper()
+	g := &Group{Counter: &postgres.QueryCounter{}, Config: AuthConfig(t)}
+	g.DB = NewDemoDB(t, postgres.WithTracer(g.Counter))
+	g.Sessions = NewSessions(t, g.DB, g.Config)
+	g.Handler = httpapi.Wrap(httpapi.NewMux(routes(g.DB, g.Sessions)),
+		httpapi.Options{Log: slog.New(slog.DiscardHandler), CORSOrigins: g.Config.CORSOrigins})
+	g.Admin = SessionCookie(t, g.Sessions, demo.AdminUserID)
+	g.Editor = SessionCookie(t, g.Sessions, demo.EditorUserID)
+	g.Member = SessionCookie(t, g.Sessions, demo.MemberUserID)
+	return g
+}
