@@ -300,15 +300,18 @@ func (s *Server) AlterNextIDToken(change IDTokenChange) {
 }
 
 // nextIDChange pops the change of the next ID token (0 for none).
-func (s *Server) nextIDChange() IDTokenChange {
+func (s *Server) nextIDChange() IDTokenChange { return popFront(s, &s.idChanges) }
+
+// popFront takes the first of a queued list of faults under the server's lock (the
+// zero value when none is queued).
+func popFront[T any](s *Server, queue *[]T) T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.idChanges) == 0 {
-		return 0
+	var first T
+	if len(*queue) > 0 {
+		first, *queue = (*queue)[0], (*queue)[1:]
 	}
-	c := s.idChanges[0]
-	s.idChanges = s.idChanges[1:]
-	return c
+	return first
 }
 
 // FailNextProfile makes the next request to a profile endpoint (google
@@ -351,16 +354,7 @@ func (s *Server) RateLimitNext(kind RateLimitKind) {
 }
 
 // takeRateLimit pops the next queued rate limit (0 for none).
-func (s *Server) takeRateLimit() RateLimitKind {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.rateLimits) == 0 {
-		return 0
-	}
-	k := s.rateLimits[0]
-	s.rateLimits = s.rateLimits[1:]
-	return k
-}
+func (s *Server) takeRateLimit() RateLimitKind { return popFront(s, &s.rateLimits) }
 
 // rateLimitHTML is the page of a limited address at Discord's edge.
 const rateLimitHTML = `<!DOCTYPE html><html><head><title>Access denied | discord.com used Cloudflare to restrict access</title></head>` +
