@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -95,6 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	match := fs.String("match", "", "only the routes whose path or label contains this text")
 	fresh := fs.Int("fresh", 50, "requests per route on a fresh database connection each (0: none; in-process server only)")
 	pooled := fs.Bool("pooler", true, "measure the fresh connections through PgBouncer in transaction mode (as RDS Proxy)")
+	serverLog := fs.String("server-log", "", "append the in-process server's log (errors and the admin writes' audit records) here rather than to stderr")
 	direct := fs.Bool("direct", false, "also measure the fresh connections straight to PostgreSQL (a new backend per request)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -140,10 +142,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
+	// The server logs as a function does (its errors, and an audit record per admin
+	// write: part of a write's cost), to a file when asked, so that the progress stays
+	// readable.
+	logTo := lambdahttp.NewLogger("error")
+	if *serverLog != "" {
+		f, err := os.OpenFile(*serverLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logTo = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
 	base := *url
 	var resetPool func() // closes the server's connections: the next request opens one
 	if base == "" {
-		srv, err := serve(ctx, cfg, env, *port, nil)
+		srv, err := serve(ctx, cfg, env, *port, nil, logTo)
 		if err != nil {
 			return err
 		}
@@ -247,7 +261,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil {
 			return err
 		}
-		srv, err := serve(ctx, cfg, env, *port+1, pdb)
+		srv, err := serve(ctx, cfg, env, *port+1, pdb, logTo)
 		if err != nil {
 			return err
 		}
@@ -270,8 +284,8 @@ type server struct {
 }
 
 // serve starts the API on port, on db when not nil (else the configuration's pool).
-func serve(ctx context.Context, cfg config.Config, env func(string) string, port int, db *postgres.DB) (*server, error) {
-	a := app.New(cfg, lambdahttp.NewLogger("error"))
+func serve(ctx context.Context, cfg config.Config, env func(string) string, port int, db *postgres.DB, log *slog.Logger) (*server, error) {
+	a := app.New(cfg, log)
 	a.Getenv = env
 	if db != nil {
 		a.SetDB(db)

@@ -99,7 +99,7 @@ func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalogShape, error) {
 		dest []any
 	}{
 		{"contributor", `SELECT id, first_name, coalesce(last_name, ''), gender, type, public,
-				coalesce((SELECT array_agg(link ORDER BY id) FROM contributor_links WHERE contributor_id = c.id), '{}')
+				coalesce((SELECT array_agg(url ORDER BY id) FROM contributor_links WHERE contributor_id = c.id), '{}')
 			FROM contributors c WHERE client_id = $1 AND slug = $2`,
 			[]any{int64(client), fmt.Sprintf("g%d-contributor-%d", client, max(1, c.contributors/2))},
 			[]any{&c.contributor.id, &c.contributor.first, &c.contributor.last, &c.contributor.gender,
