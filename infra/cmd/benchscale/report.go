@@ -15,6 +15,11 @@ import (
 const (
 	targetP95    = 25.0 // ms
 	targetGrowth = 2.0
+	// growthFloor: a p95 under it at the largest size is not held to the growth target.
+	// A figure of a millisecond or two doubles with the machine's load alone (the
+	// reference statement's own figure varies more than that between the two sizes'
+	// runs), and a route that fast is far inside the absolute target.
+	growthFloor = 5.0 // ms
 )
 
 // pass tells a result's pass, also in files written before results carried it.
@@ -45,8 +50,9 @@ func (x Result) key() string {
 // printReport prints one Markdown table of the result files (smallest size first): per
 // route, p50/p95 at each size warm, the growth of p95, the same on a fresh connection
 // through the pooler, and the targets each misses. Deep pages are held to the absolute
-// target only (the decision 2); statements and the connection set-up are
-// references, not held to either.
+// target only (the decision 2), and so is a route faster than growthFloor at
+// the largest size; statements and the connection set-up are references, not held to
+// either.
 func printReport(out io.Writer, files []string) error {
 	var runs []Run
 	for _, f := range files {
@@ -144,7 +150,8 @@ func printReport(out io.Writer, files []string) error {
 			if last.P95 > targetP95 {
 				flags = append(flags, fmt.Sprintf("%sp95 > %.0f ms", name, targetP95))
 			}
-			if have >= 2 && first.P95 > 0 && last.P95/first.P95 > targetGrowth && !strings.Contains(key, "offset=<") {
+			if have >= 2 && first.P95 > 0 && last.P95/first.P95 > targetGrowth && last.P95 >= growthFloor &&
+				!strings.Contains(key, "offset=<") {
 				flags = append(flags, fmt.Sprintf("%sgrowth > %.0f×", name, targetGrowth))
 			}
 		}
@@ -155,7 +162,7 @@ func printReport(out io.Writer, files []string) error {
 			fmt.Fprintln(out, " |")
 		}
 	}
-	fmt.Fprintf(out, "\n%d rows over target (p95 > %.0f ms at %d, or p95 growth > %.0f× from %d except on deep pages).\n",
-		over, targetP95, runs[len(runs)-1].Scale, targetGrowth, runs[0].Scale)
+	fmt.Fprintf(out, "\n%d rows over target (p95 > %.0f ms at %d, or p95 growth > %.0f× from %d to a p95 of %.0f ms or more, except on deep pages).\n",
+		over, targetP95, runs[len(runs)-1].Scale, targetGrowth, runs[0].Scale, growthFloor)
 	return nil
 }
