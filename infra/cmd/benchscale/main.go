@@ -1,5 +1,7 @@
-// Command benchscale measures the paged lists on a large generated catalog (make
-// bench-scale). Run under withstack with the stack folder of one size:
+// Command benchscale measures every read route of the API and every admin write that
+// checks access on a large generated catalog (make bench-scale; the routes and the
+// exceptions are in routes.go and routes_test.go). Run under withstack with the stack
+// folder of one size:
 //
 //	go run ./infra/cmd/withstack -dir .scale/1000000 -- \
 //	    go run ./infra/cmd/benchscale -scale 1000000 -port 3500 -out .scale/after-1000000.json
@@ -7,13 +9,14 @@
 // It migrates, loads the demo data, generates the catalog into client 2 (once: the
 // folder keeps it for later runs), serves the whole API in this process on -port (the
 // same handler as make run; -url measures a server started elsewhere instead), and sends
-// each route's requests one after the other after a warm-up, writing p50/p95/p99 per
-// route to -out, beside those of a few statements timed alone (benchStatements: the
-// work the growing routes cannot skip, and a reference of the machine's speed). Then
-// each route again with a new database connection per request
-// (-fresh): straight to PostgreSQL, and through PgBouncer in transaction mode as the
-// functions reach the database through RDS Proxy (-pooler; needs pgbouncer, which
-// make bench-scale installs). With -report it prints the table of result files instead:
+// each route's requests one after the other after a warm-up, as the demo full admin,
+// writing p50/p95/p99 per route to -out, beside those of a few statements timed alone
+// (benchStatements: the work the growing routes cannot skip, and a reference of the
+// machine's speed). A write that answers anything but 200 stops the run. Then each
+// route again with a new database connection per request (-fresh) through PgBouncer in
+// transaction mode, as the functions reach the database through RDS Proxy (-pooler;
+// needs pgbouncer, which make bench-scale installs), and with -direct also straight to
+// PostgreSQL. With -report it prints the table of result files instead:
 //
 //	go run ./infra/cmd/benchscale -report .scale/after-10000.json .scale/after-1000000.json
 package main
