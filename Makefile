@@ -71,11 +71,18 @@ BENCH_PORT ?= 3500
 SCALES     ?= 10000 1000000
 # PostgreSQL runs with huge pages when the machine can give them (tools.sh hugepages
 # reserves them for the run and gives them back at the end).
-bench-scale: ## p50/p95/p99 of the paged lists at 10k and 1M series (seeds once into $(SCALE_DIR))
+# Requests per route: BENCH_N warm (after BENCH_N/10 of warm-up), BENCH_FRESH on a fresh
+# connection through PgBouncer; BENCH_MATCH keeps the routes whose path or label holds it.
+BENCH_N     ?= 200
+BENCH_FRESH ?= 50
+BENCH_MATCH ?=
+
+bench-scale: ## p50/p95 of every read route and access-checked admin write at 10k and 1M series, warm and through the pooler (seeds once into $(SCALE_DIR))
 	@bash infra/scripts/tools.sh scale
 	@restore=$$(bash infra/scripts/tools.sh hugepages) && trap "$$restore" EXIT && \
 	for n in $(SCALES); do \
 		$(WITHSTACK) -dir $(SCALE_DIR)/$$n -- $(GO) run ./infra/cmd/benchscale -scale $$n -port $(BENCH_PORT) \
+			-n $(BENCH_N) -fresh $(BENCH_FRESH) -match '$(BENCH_MATCH)' -server-log $(SCALE_DIR)/server-$$n.log \
 			-out $(SCALE_DIR)/results-$$n.json || exit 1; \
 	done
 	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)

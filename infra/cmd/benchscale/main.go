@@ -1,5 +1,7 @@
-// Command benchscale measures the paged lists on a large generated catalog (make
-// bench-scale). Run under withstack with the stack folder of one size:
+// Command benchscale measures every read route of the API and every admin write that
+// checks access on a large generated catalog (make bench-scale; the routes and the
+// exceptions are in routes.go and routes_test.go). Run under withstack with the stack
+// folder of one size:
 //
 //	go run ./infra/cmd/withstack -dir .scale/1000000 -- \
 //	    go run ./infra/cmd/benchscale -scale 1000000 -port 3500 -out .scale/after-1000000.json
@@ -7,13 +9,14 @@
 // It migrates, loads the demo data, generates the catalog into client 2 (once: the
 // folder keeps it for later runs), serves the whole API in this process on -port (the
 // same handler as make run; -url measures a server started elsewhere instead), and sends
-// each route's requests one after the other after a warm-up, writing p50/p95/p99 per
-// route to -out, beside those of a few statements timed alone (benchStatements: the
-// work the growing routes cannot skip, and a reference of the machine's speed). Then
-// each route again with a new database connection per request
-// (-fresh): straight to PostgreSQL, and through PgBouncer in transaction mode as the
-// functions reach the database through RDS Proxy (-pooler; needs pgbouncer, which
-// make bench-scale installs). With -report it prints the table of result files instead:
+// each route's requests one after the other after a warm-up, as the demo full admin,
+// writing p50/p95/p99 per route to -out, beside those of a few statements timed alone
+// (benchStatements: the work the growing routes cannot skip, and a reference of the
+// machine's speed). A write that answers anything but 200 stops the run. Then each
+// route again with a new database connection per request (-fresh) through PgBouncer in
+// transaction mode, as the functions reach the database through RDS Proxy (-pooler;
+// needs pgbouncer, which make bench-scale installs), and with -direct also straight to
+// PostgreSQL. With -report it prints the table of result files instead:
 //
 //	go run ./infra/cmd/benchscale -report .scale/after-10000.json .scale/after-1000000.json
 package main
@@ -21,10 +24,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -59,8 +62,13 @@ const client = 2
 
 // Result is one route's figures.
 type Result struct {
-	Route    string  `json:"route"`
-	Label    string  `json:"label"` // the route with its deep offset named, same at every size
+	Route string `json:"route"`
+	Label string `json:"label"` // the route with its deep offset named, same at every size
+	// Pass: "warm" (the server's pool kept), "fresh" (a new connection straight to
+	// PostgreSQL per request), "pooler" (a new connection through PgBouncer per request)
+	// or "statement" (SQL timed alone); "" in older files (told by the label).
+	Pass     string  `json:"pass,omitempty"`
+	Method   string  `json:"method,omitempty"`
 	Requests int     `json:"requests"`
 	P50      float64 `json:"p50_ms"`
 	P95      float64 `json:"p95_ms"`
@@ -90,7 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	report := fs.Bool("report", false, "print the table of the result files given as arguments")
 	match := fs.String("match", "", "only the routes whose path or label contains this text")
 	fresh := fs.Int("fresh", 50, "requests per route on a fresh database connection each (0: none; in-process server only)")
-	pooled := fs.Bool("pooler", true, "also measure the fresh connections through PgBouncer in transaction mode (as RDS Proxy)")
+	pooled := fs.Bool("pooler", true, "measure the fresh connections through PgBouncer in transaction mode (as RDS Proxy)")
+	serverLog := fs.String("server-log", "", "append the in-process server's log (errors and the admin writes' audit records) here rather than to stderr")
+	direct := fs.Bool("direct", false, "also measure the fresh connections straight to PostgreSQL (a new backend per request)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -101,7 +111,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if v := getenv(k); v != "" {
 			return v
 		}
-		return map[string]string{"DB_ENV": "local", "PORT": strconv.Itoa(*port), "AWS_REGION": "us-east-1"}[k]
+		// The OAuth routes' rate limit stays on (its DynamoDB call is part of their cost)
+		// but high enough for the benchmark's requests from one address.
+		return map[string]string{"DB_ENV": "local", "PORT": strconv.Itoa(*port), "AWS_REGION": "us-east-1",
+			"OAUTH_RATE_LIMIT": "1000000000"}[k]
 	}
 	cfg, err := config.Load(env)
 	if err != nil {
@@ -123,6 +136,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	fmt.Fprintf(out, "catalog of %d series ready in %s\n", *scale, time.Since(start).Round(time.Millisecond))
+	// A checkpoint before the timing: right after a generation, the server's next timed
+	// checkpoint writes its gigabytes out while the routes run, and each write's commit
+	// then waits on the disk: the admin writes measured the disk, not their queries
+	// (docs/performance.md). After a run that generated nothing it has little to write.
+	start = time.Now()
+	if _, err := db.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		fmt.Fprintf(out, "checkpoint: %v (the first writes may wait on the disk)\n", err)
+	} else {
+		fmt.Fprintf(out, "checkpoint in %s\n", time.Since(start).Round(time.Millisecond))
+	}
 
 	sessions, err := auth.NewSessions(db, cfg)
 	if err != nil {
@@ -132,10 +155,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
+	// The server logs as a function does (its errors, and an audit record per admin
+	// write: part of a write's cost), to a file when asked, so that the progress stays
+	// readable.
+	logTo := lambdahttp.NewLogger("error")
+	if *serverLog != "" {
+		f, err := os.OpenFile(*serverLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logTo = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
 	base := *url
 	var resetPool func() // closes the server's connections: the next request opens one
 	if base == "" {
-		srv, err := serve(ctx, cfg, env, *port, nil)
+		srv, err := serve(ctx, cfg, env, *port, nil, logTo)
 		if err != nil {
 			return err
 		}
@@ -147,25 +182,49 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
-	routes := benchRoutes(shape)
+	if err := linkAdminConnection(ctx, db); err != nil {
+		return err
+	}
 	httpc := &http.Client{Timeout: 15 * time.Minute}
+	w := &writes{db: db, tag: strconv.FormatInt(time.Now().UnixNano(), 36), ids: map[string][]int64{}}
+	routes := benchRoutes(shape, w)
 	res := Run{Scale: *scale}
 	if res.HugePages, err = sharedMemoryInHugePages(ctx, db); err != nil {
 		fmt.Fprintf(out, "huge pages: cannot tell (%v)\n", err)
 	} else {
 		fmt.Fprintf(out, "huge pages for the shared buffers: %t\n", res.HugePages)
 	}
-	for _, r := range routes {
-		if !r.matches(*match) {
-			continue
+	pass := func(kind, base string, n int, before func()) error {
+		// Throwaway rows are made through the server that is measured.
+		w.send = func(ctx context.Context, method, path, body string) error {
+			_, _, err := send(ctx, httpc, method, base+path, body, admin.Refresh)
+			return err
 		}
-		result, err := measure(ctx, httpc, base+r.path, admin.Refresh, *n, nil)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.path, err)
+		var selected []benchRoute
+		for _, r := range routes {
+			if r.matches(*match) {
+				selected = append(selected, r)
+			}
 		}
-		result.Route, result.Label = r.path, r.label
-		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", r.path, result.P50, result.P95, result.P99, result.Bytes, result.Status)
-		res.Results = append(res.Results, result)
+		start := time.Now()
+		for i, r := range selected {
+			result, err := measure(ctx, httpc, base, r, admin.Refresh, n, before)
+			if err != nil {
+				return fmt.Errorf("%s %s (%s): %w", r.verb(), r.path, kind, err)
+			}
+			result.Pass, result.Method = kind, r.verb()
+			result.Route, result.Label = r.verb()+" "+r.path, r.label
+			if !strings.HasPrefix(r.label, r.verb()+" ") {
+				result.Label = r.verb() + " " + r.label
+			}
+			fmt.Fprintf(out, "[%s %2d/%d %5.0fs] %-90.90s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B\n", kind, i+1, len(selected),
+				time.Since(start).Seconds(), result.Label, result.P50, result.P95, result.P99, result.Bytes)
+			res.Results = append(res.Results, result)
+		}
+		return nil
+	}
+	if err := pass("warm", base, *n, nil); err != nil {
+		return err
 	}
 	for _, st := range benchStatements(shape) {
 		if !strings.Contains(st.label, *match) {
@@ -175,22 +234,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.label, err)
 		}
+		result.Pass = "statement"
 		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", result.Route, result.P50, result.P95, result.P99)
 		res.Results = append(res.Results, result)
 	}
 	if *fresh == 0 || resetPool == nil {
 		return writeRun(*outFile, res)
 	}
-	// The same routes, each request on a new connection: first straight to PostgreSQL (a
-	// new backend: cold caches, nothing prepared, its set-up counted in the time), then
+	// The same routes, each request on a new connection: straight to PostgreSQL (-direct:
+	// a new backend, cold caches, nothing prepared, its set-up counted in the time), and
 	// through PgBouncer in transaction mode, as the functions reach the database through
 	// RDS Proxy (a new client connection to the pooler, served by a warm backend). Each
 	// pass starts with the connection set-up alone, the floor of its figures.
-	fresh1, err := freshPass(ctx, out, httpc, routes, *match, *fresh, admin.Refresh, "fresh connection", cfg.DatabaseURL, base, resetPool)
-	if err != nil {
-		return err
+	setUp := func(kind, url string) error {
+		r, err := connectionSetUp(ctx, url, *fresh)
+		if err != nil {
+			return fmt.Errorf("connection set-up (%s): %w", kind, err)
+		}
+		r.Route, r.Label, r.Pass = "(connection set-up: connect, SELECT 1)", "(connection set-up: connect, SELECT 1)", kind
+		fmt.Fprintf(out, "[%s] %-90s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", kind, r.Route, r.P50, r.P95, r.P99)
+		res.Results = append(res.Results, r)
+		return nil
 	}
-	res.Results = append(res.Results, fresh1...)
+	if *direct {
+		if err := setUp("fresh", cfg.DatabaseURL); err != nil {
+			return err
+		}
+		if err := pass("fresh", base, *fresh, resetPool); err != nil {
+			return err
+		}
+	}
 	if *pooled {
 		pooler, err := startPooler(ctx, cfg.DatabaseURL)
 		if err != nil {
@@ -201,16 +274,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if err != nil {
 			return err
 		}
-		srv, err := serve(ctx, cfg, env, *port+1, pdb)
+		srv, err := serve(ctx, cfg, env, *port+1, pdb, logTo)
 		if err != nil {
 			return err
 		}
 		defer srv.close()
-		fresh2, err := freshPass(ctx, out, httpc, routes, *match, *fresh, admin.Refresh, "fresh connection, pooler", pooler.Endpoint, srv.base, srv.reset)
-		if err != nil {
+		if err := setUp("pooler", pooler.Endpoint); err != nil {
 			return err
 		}
-		res.Results = append(res.Results, fresh2...)
+		if err := pass("pooler", srv.base, *fresh, srv.reset); err != nil {
+			return err
+		}
 	}
 	return writeRun(*outFile, res)
 }
@@ -223,8 +297,8 @@ type server struct {
 }
 
 // serve starts the API on port, on db when not nil (else the configuration's pool).
-func serve(ctx context.Context, cfg config.Config, env func(string) string, port int, db *postgres.DB) (*server, error) {
-	a := app.New(cfg, lambdahttp.NewLogger("error"))
+func serve(ctx context.Context, cfg config.Config, env func(string) string, port int, db *postgres.DB, log *slog.Logger) (*server, error) {
+	a := app.New(cfg, log)
 	a.Getenv = env
 	if db != nil {
 		a.SetDB(db)
@@ -272,32 +346,6 @@ func startPooler(ctx context.Context, dbURL string) (*localservices.Service, err
 	return localservices.StartPooler(ctx, localservices.Options{Ephemeral: true}, dbURL, dbroles.Defaults.Writer)
 }
 
-// freshPass measures the connection set-up to setupURL, then each route with the
-// server's pool reset before every request; kind names the pass in the labels.
-func freshPass(ctx context.Context, out io.Writer, c *http.Client, routes []benchRoute, match string, n int, token, kind, setupURL, base string, reset func()) ([]Result, error) {
-	setUp, err := connectionSetUp(ctx, setupURL, n)
-	if err != nil {
-		return nil, fmt.Errorf("connection set-up (%s): %w", kind, err)
-	}
-	setUp.Route = fmt.Sprintf("(connection set-up: connect, SELECT 1; %s)", kind)
-	setUp.Label = setUp.Route
-	fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms\n", setUp.Route, setUp.P50, setUp.P95, setUp.P99)
-	results := []Result{setUp}
-	for _, r := range routes {
-		if !r.matches(match) {
-			continue
-		}
-		result, err := measure(ctx, c, base+r.path, token, n, reset)
-		if err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", r.path, kind, err)
-		}
-		result.Route, result.Label = r.path+" ("+kind+")", r.label+" ("+kind+")"
-		fmt.Fprintf(out, "%-100s p50 %7.1f  p95 %7.1f  p99 %7.1f ms  %d B  %d\n", result.Route, result.P50, result.P95, result.P99, result.Bytes, result.Status)
-		results = append(results, result)
-	}
-	return results, nil
-}
-
 // writeRun writes the results to file (nothing when file is "").
 func writeRun(file string, res Run) error {
 	if file == "" {
@@ -308,72 +356,6 @@ func writeRun(file string, res Run) error {
 		return err
 	}
 	return os.WriteFile(file, b, 0o644)
-}
-
-// catalogShape is the generated client's shape: its large publisher (the first generated)
-// with the number of its links, and the number of publishers, contributors and users.
-type catalogShape struct{ big, links, publishers, contributors, users int64 }
-
-func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalogShape, error) {
-	var c catalogShape
-	err := db.Pool.QueryRow(ctx, `SELECT p.id,
-		(SELECT count(*) FROM series_publishers WHERE publisher_id = p.id),
-		(SELECT count(*) FROM publishers WHERE client_id = $2),
-		(SELECT count(*) FROM contributors WHERE client_id = $2),
-		(SELECT count(*) FROM users)
-		FROM publishers p WHERE p.slug = $1`,
-		demo.GeneratedPublisherSlug(client, 1), client).Scan(&c.big, &c.links, &c.publishers, &c.contributors, &c.users)
-	if err != nil {
-		return c, fmt.Errorf("look up the catalog: %w", err)
-	}
-	return c, nil
-}
-
-// benchRoutes are the issue's routes on the generated client: the large publisher's
-// publications in every order, with a search that matches an eighth of them and one that
-// matches nothing, and deep; the publishers list and its deep pages; the admin lists and
-// their deep pages.
-func benchRoutes(c catalogShape) []benchRoute {
-	// The last page, and the page across the middle: the deepest walk from either end.
-	last := func(total int64) int64 { return max(0, total-20) }
-	middle := func(total int64) int64 { return max(0, total/2-10) }
-	plain := func(path string) benchRoute { return benchRoute{path, path} }
-	deep := func(path, where string, offset int64) benchRoute {
-		return benchRoute{fmt.Sprintf("%s&offset=%d", path, offset), path + "&offset=<" + where + ">"}
-	}
-	pubs := fmt.Sprintf("/publisher/publications/%d?client=%d&limit=20", c.big, client)
-	routes := []benchRoute{}
-	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
-		routes = append(routes, plain(pubs+"&order="+o))
-	}
-	publishersPage := fmt.Sprintf("/publishers?client=%d&limit=20", client)
-	contributorsDesc := fmt.Sprintf("/admin-contributors?client=%d&limit=20&order=name-desc", client)
-	usersRegistered := "/admin-users?limit=20&order=registered-desc"
-	routes = append(routes,
-		plain(pubs+"&search=Blue"),
-		plain(pubs+"&search=Blue&order=added-desc"),
-		plain(pubs+"&search=zzqx"),
-		deep(pubs, "last page", last(c.links)),
-		deep(pubs, "middle page", middle(c.links)),
-		plain(publishersPage),
-		plain(publishersPage+"&order=name-asc"),
-		plain(publishersPage+"&search=publisher"),
-		plain(publishersPage+"&search=zzqx"),
-		deep(publishersPage, "last page", last(c.publishers)),
-		deep(publishersPage, "middle page", middle(c.publishers)),
-		plain(fmt.Sprintf("/publisher/random?client=%d", client)),
-		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20", client)),
-		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=ta", client)),
-		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=kobayashi", client)),
-		deep(contributorsDesc, "last page", last(c.contributors)),
-		deep(contributorsDesc, "middle page", middle(c.contributors)),
-		plain("/admin-users?limit=20"),
-		plain("/admin-users?limit=20&search=otaku"),
-		deep(usersRegistered, "last page", last(c.users)),
-		deep(usersRegistered, "middle page", middle(c.users)),
-		plain("/publishers?client=1"),
-	)
-	return routes
 }
 
 // benchStatement is one SQL statement to time on a warm connection, beside the routes.
@@ -421,50 +403,85 @@ func measureStatement(ctx context.Context, db *postgres.DB, st benchStatement, n
 	return r, err
 }
 
-// benchRoute is a route to measure and its label, which names it the same way at every
-// size: a deep page's offset, which differs from size to size, becomes <last page> or
-// <middle page>.
-type benchRoute struct{ path, label string }
-
-// matches reports whether the route's path or label contains text.
-func (r benchRoute) matches(text string) bool {
-	return strings.Contains(r.path, text) || strings.Contains(r.label, text)
-}
-
-// measure times n sequential requests to url after a warm-up of n/10; before, when not
-// nil, runs ahead of each (untimed).
-func measure(ctx context.Context, c *http.Client, url, token string, n int, before func()) (Result, error) {
-	var r Result
+// measure sends route r's requests to the server at base one after the other, a
+// warm-up of n/10 and n timed, with before (when not nil) ahead of each, untimed. A
+// write's rows are prepared before and removed after, and its requests padded to a
+// multiple of its cycle, untimed, so that the data ends as it began. Any status but 200
+// fails the run: an error is not a figure.
+func measure(ctx context.Context, c *http.Client, base string, r benchRoute, token string, n int, before func()) (Result, error) {
+	var res Result
+	total := max(1, n/10) + n
+	if r.prepare != nil {
+		if err := r.prepare(ctx, total); err != nil {
+			return res, fmt.Errorf("prepare: %w", err)
+		}
+	}
+	i := 0
+	request := func() (string, string) {
+		path, body := r.path, ""
+		if r.target != nil {
+			path = r.target(i)
+		}
+		if r.body != nil {
+			body = r.body(i)
+		}
+		i++
+		return path, body
+	}
 	once := func() (time.Duration, error) {
 		if before != nil {
 			before()
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return 0, err
-		}
-		req.AddCookie(&http.Cookie{Name: "refreshToken", Value: token})
-		start := time.Now()
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		d := time.Since(start)
-		if err != nil {
-			return 0, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("status %d: %.200s", resp.StatusCode, b)
-		}
-		r.Bytes, r.Status = len(b), resp.StatusCode
-		return d, nil
+		path, body := request()
+		d, size, err := send(ctx, c, r.verb(), base+path, body, token)
+		res.Bytes = size
+		return d, err
 	}
 	var err error
-	r.Requests = n
-	r.P50, r.P95, r.P99, err = timeRuns(n, once)
-	return r, err
+	res.Requests, res.Status = n, http.StatusOK
+	res.P50, res.P95, res.P99, err = timeRuns(n, once)
+	for err == nil && r.cycle > 1 && i%r.cycle != 0 {
+		path, body := request()
+		_, _, err = send(ctx, c, r.verb(), base+path, body, token)
+	}
+	if r.cleanup != nil {
+		if cerr := r.cleanup(ctx); cerr != nil && err == nil {
+			err = fmt.Errorf("clean up: %w", cerr)
+		}
+	}
+	return res, err
+}
+
+// send makes one request as the holder of token and returns its duration (until the
+// body is read) and the body's size; a status other than 200 is an error.
+func send(ctx context.Context, c *http.Client, method, url, body, token string) (time.Duration, int, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, 0, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.AddCookie(&http.Cookie{Name: "refreshToken", Value: token})
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	d := time.Since(start)
+	if err != nil {
+		return 0, 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("%s %s: status %d: %.200s", method, url, resp.StatusCode, b)
+	}
+	return d, len(b), nil
 }
 
 // timeRuns runs once n/10 times to warm up, then n times, and returns the p50, p95 and
@@ -539,59 +556,3 @@ func sharedMemoryInHugePages(ctx context.Context, db *postgres.DB) (bool, error)
 }
 
 var hugePageMapping = regexp.MustCompile(`(?m)^KernelPageSize:\s+2048 kB$`)
-
-// printReport prints a Markdown table: per route, p50/p95/p99 of each file and the growth
-// of p95 from the first file to the last.
-func printReport(out io.Writer, files []string) error {
-	var runs []Run
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var r Run
-		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		runs = append(runs, r)
-	}
-	if len(runs) == 0 {
-		return errors.New("no result files")
-	}
-	fmt.Fprint(out, "| route |")
-	for _, r := range runs {
-		pages := ""
-		if r.HugePages {
-			pages = ", huge pages"
-		}
-		fmt.Fprintf(out, " p50/p95/p99 ms at %d%s |", r.Scale, pages)
-	}
-	fmt.Fprintln(out, " p95 growth |")
-	fmt.Fprint(out, "|---|")
-	for range runs {
-		fmt.Fprint(out, "---|")
-	}
-	fmt.Fprintln(out, "---|")
-	key := func(x Result) string {
-		if x.Label != "" {
-			return x.Label
-		}
-		return x.Route
-	}
-	for _, first := range runs[0].Results {
-		fmt.Fprintf(out, "| `%s` |", key(first))
-		var lastP95 float64
-		for _, r := range runs {
-			i := slices.IndexFunc(r.Results, func(x Result) bool { return key(x) == key(first) })
-			if i < 0 {
-				fmt.Fprint(out, " - |")
-				continue
-			}
-			x := r.Results[i]
-			fmt.Fprintf(out, " %.1f / %.1f / %.1f |", x.P50, x.P95, x.P99)
-			lastP95 = x.P95
-		}
-		fmt.Fprintf(out, " %.1f× |\n", lastP95/first.P95)
-	}
-	return nil
-}
