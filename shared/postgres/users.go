@@ -20,8 +20,9 @@ const MsgUsernameTaken = "Username already taken"
 // value. Each is the order of an index, so a page of the list is an index range:
 // lower(username) is unique (users_username_key) and needs no tie-break; registration
 // ties break on id (users_registered). A search's matches are sorted, not walked in an
-// index: they sort on the kept search text (the baseline schema), equal to lower(username)
-// without lowering each match.
+// index, on lower(username) too: the kept search text is folded (migration 00022), and
+// two names can fold alike ("émile", "emile"), so it orders neither uniquely nor as
+// the list without a search does.
 func userOrder(order, name string) (string, bool) {
 	switch order {
 	case "", catalog.UserOrderNameAsc:
@@ -44,16 +45,12 @@ func userOrder(order, name string) (string, bool) {
 // also tells which end of the list the page is nearer, to walk from there (pageQuery).
 //
 // With a search, the matching users are read once (a bitmap of users_search_trgm and
-// a recheck of each match on the kept lowercase username, in a materialized CTE) and
+// a recheck of each match on the kept folded username, in a materialized CTE) and
 // both the total and the page come from that set: counting and paging each on their
 // own read every match twice (at 100k users, a search matching 12.5k of them took 53
 // ms at p95 that way).
 func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error) {
-	name := "lower(u.username)"
-	if q.Search != "" {
-		name = "u.search"
-	}
-	order, ok := userOrder(q.Order, name)
+	order, ok := userOrder(q.Order, "lower(u.username)")
 	if !ok {
 		return catalog.UserPage{}, apperr.MissingParams()
 	}
@@ -61,7 +58,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	from, where, with := "users u", cond, ""
 	if q.Search != "" {
 		from, where, with = "matches u", "TRUE", `matches AS MATERIALIZED (
-			SELECT u.id, u.search, u.registered FROM users u WHERE `+cond+`),`
+			SELECT u.id, u.username, u.registered FROM users u WHERE `+cond+`),`
 	}
 	total := "(SELECT count(*) FROM " + from + " WHERE " + where + ")"
 	if cond == "TRUE" {
@@ -108,8 +105,8 @@ func userFilter(q catalog.UserQuery) (string, []any) {
 	var conds []string
 	var args []any
 	if q.Search != "" {
-		args = append(args, likePattern(q.Search))
-		conds = append(conds, fmt.Sprintf("u.search LIKE lower($%d)", len(args)))
+		args = append(args, q.Search)
+		conds = append(conds, fmt.Sprintf("u.search LIKE search_pattern($%d)", len(args)))
 	}
 	if q.Role != 0 {
 		args = append(args, q.Role)
