@@ -38,8 +38,8 @@ func TestSearchFold(t *testing.T) {
 		{"Ёлка", "елка"},
 		{"ジェネレーテッド・シリーズ", "ジェネレーテッド・シリーズ"},
 		{"ポケモン", "ポケモン"},
-		{"ﾎﾟｹﾓﾝ", "ポケモン"},         // halfwidth kana
-		{"\u30db\u309a", "ポ"},       // decomposed kana: composed, not stripped
+		{"ﾎﾟｹﾓﾝ", "ポケモン"},     // halfwidth kana
+		{"\u30db\u309a", "ポ"}, // decomposed kana: composed, not stripped
 		{"進撃の巨人", "進撃の巨人"},
 		{"a\x1fB", "a\x1fb"}, // the separator of the series' texts stays
 		{"", ""},
@@ -155,7 +155,7 @@ func TestSearchFoldBackfill(t *testing.T) {
 		{"contributor_search_grams", staleGrams},
 	}
 	for _, s := range stale {
-		if got := text(`SELECT (`+s.sql+`)::text`); got != "0" {
+		if got := text(`SELECT (` + s.sql + `)::text`); got != "0" {
 			t.Errorf("%s rows left unfolded or miscounted: %s", s.name, got)
 		}
 	}
