@@ -1,12 +1,19 @@
 -- Folds the search texts written before 00022 (issue 29), in batches, each its own
--- transaction: the links of a thousand series, a thousand contributors, a thousand
--- users, walked in key order (the order the service's writes lock them). A row is
--- written only when its text changes, so a catalog without accents or capitals outside
--- ASCII is only read; the triggers recompute what they keep per batch:
--- contributors_fill_search and users_fill_search the text itself, from the names, and
--- contributors_search_grams the client's one- and two-letter counts (the old grams of
--- each changed row taken off, the folded ones added), so contributor_search_grams ends
--- as it would be built from the folded texts (TestSearchFoldBackfill checks).
+-- transaction: the links of a thousand series ids, a thousand contributors, a thousand
+-- users, walked in key order (the order the service's writes lock them).
+--
+-- Only a text that folding changes is written, and only a text with a character
+-- outside ASCII can change: the old texts are lower() of the names, which for ASCII is
+-- the fold already. So a batch tests each row's kept text with a regular expression,
+-- folds the few that are not ASCII, and rewrites those whose fold differs, from their
+-- source: the links' from series_search_text (name and aliases), the contributors' and
+-- users' through their fill triggers, from the names. It reads only the table it
+-- folds (not the series and aliases of every link), and it sleeps a little after each
+-- batch, so that the service's statements keep most of the machine (the rehearsal's
+-- probes waited over 1 s with a walk that recomputed every link's text without pause).
+-- The grams trigger (contributors_search_grams) takes each changed contributor's old
+-- grams off and adds the folded ones, so contributor_search_grams ends as it would be
+-- built from the folded texts (TestSearchFoldBackfill checks).
 --
 -- Resumable: a rerun (after an interruption or a lock timeout) walks again from the
 -- start and writes only the rows still unfolded (search_fold is idempotent). Rows
@@ -28,13 +35,13 @@ DECLARE
     lo bigint;
     top bigint;
 BEGIN
-    SELECT min(id), max(id) INTO lo, top FROM series;
+    SELECT min(series_id), max(series_id) INTO lo, top FROM series_publishers;
     WHILE lo <= top LOOP
-        UPDATE series_publishers sp SET search = t.search
-          FROM (SELECT s.id, series_search_text(s.id) AS search
-                  FROM series s WHERE s.id >= lo AND s.id < lo + 1000) t
-         WHERE sp.series_id = t.id AND sp.search IS DISTINCT FROM t.search;
+        UPDATE series_publishers sp SET search = series_search_text(sp.series_id)
+         WHERE sp.series_id >= lo AND sp.series_id < lo + 1000
+           AND sp.search ~ '[^\x01-\x7f]' AND sp.search IS DISTINCT FROM search_fold(sp.search);
         COMMIT;
+        PERFORM pg_sleep(0.01);
         lo := lo + 1000;
     END LOOP;
 
@@ -42,8 +49,9 @@ BEGIN
     WHILE lo <= top LOOP
         UPDATE contributors c SET search = contributor_search_text(c.first_name, c.last_name)
          WHERE c.id >= lo AND c.id < lo + 1000
-           AND c.search IS DISTINCT FROM contributor_search_text(c.first_name, c.last_name);
+           AND c.search ~ '[^\x01-\x7f]' AND c.search IS DISTINCT FROM search_fold(c.search);
         COMMIT;
+        PERFORM pg_sleep(0.01);
         lo := lo + 1000;
     END LOOP;
 
@@ -51,8 +59,9 @@ BEGIN
     WHILE lo <= top LOOP
         UPDATE users u SET search = search_fold(u.username)
          WHERE u.id >= lo AND u.id < lo + 1000
-           AND u.search IS DISTINCT FROM search_fold(u.username);
+           AND u.search ~ '[^\x01-\x7f]' AND u.search IS DISTINCT FROM search_fold(u.search);
         COMMIT;
+        PERFORM pg_sleep(0.01);
         lo := lo + 1000;
     END LOOP;
 END $$;
