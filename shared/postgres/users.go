@@ -20,15 +20,16 @@ const MsgUsernameTaken = "Username already taken"
 // value. Each is the order of an index, so a page of the list is an index range:
 // lower(username) is unique (users_username_key) and needs no tie-break; registration
 // ties break on id (users_registered). A search's matches are sorted, not walked in an
-// index, on lower(username) too: the kept search text is folded (migration 00022), and
-// two names can fold alike ("émile", "emile"), so it orders neither uniquely nor as
-// the list without a search does.
+// index: on the kept search text, the folded username (migration 00022), without
+// lowering each match again (at 100k users, lowering the 12.5k matches of "otaku"
+// for the sort cost more than the rest of the sort); two names can fold alike
+// ("Émile", "emile"), so their ties break on id.
 func userOrder(order, name string) (string, bool) {
 	switch order {
 	case "", catalog.UserOrderNameAsc:
 		return name, true
 	case catalog.UserOrderNameDesc:
-		return name + " DESC", true
+		return reverseOrder(name), true
 	case catalog.UserOrderRegisteredAsc:
 		return "u.registered, u.id", true
 	case catalog.UserOrderRegisteredDesc:
@@ -50,7 +51,11 @@ func userOrder(order, name string) (string, bool) {
 // own read every match twice (at 100k users, a search matching 12.5k of them took 53
 // ms at p95 that way).
 func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error) {
-	order, ok := userOrder(q.Order, "lower(u.username)")
+	name := "lower(u.username)"
+	if q.Search != "" {
+		name = "u.search, u.id"
+	}
+	order, ok := userOrder(q.Order, name)
 	if !ok {
 		return catalog.UserPage{}, apperr.MissingParams()
 	}
@@ -58,7 +63,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	from, where, with := "users u", cond, ""
 	if q.Search != "" {
 		from, where, with = "matches u", "TRUE", `matches AS MATERIALIZED (
-			SELECT u.id, u.username, u.registered FROM users u WHERE `+cond+`),`
+			SELECT u.id, u.search, u.registered FROM users u WHERE `+cond+`),`
 	}
 	total := "(SELECT count(*) FROM " + from + " WHERE " + where + ")"
 	if cond == "TRUE" {
