@@ -141,5 +141,5 @@ func DeleteBucket(ctx context.Context, endpoint, region, bucket string) error {
 // path-style.
 func s3Client(endpoint, region string) *s3.Client {
 	cfg := config.Config{AWSRegion: region, S3Endpoint: endpoint}
-	return s3store.NewClient(awsconfig.Load(cfg), cfg)
+	return s3store.NewClient(awsconfig.Load(cfg), endpoint)
 }

@@ -56,7 +56,7 @@ func DescribeTable(ctx context.Context, endpoint, region, table string) (*types.
 // dynamoClient is the service's own DynamoDB client of endpoint ("" for AWS).
 func dynamoClient(endpoint, region string) *dynamodb.Client {
 	cfg := config.Config{AWSRegion: region, DynamoEndpoint: endpoint}
-	return dynamo.NewClient(awsconfig.Load(cfg), cfg)
+	return dynamo.NewClient(awsconfig.Load(cfg), endpoint)
 }
 
 func ensureTable(ctx context.Context, client *dynamodb.Client, name string) error {

@@ -39,5 +39,5 @@ func DynamoTables(t testing.TB) (client *dynamodb.Client, stateTable, rateTable 
 func DynamoClient(t testing.TB, cfg config.Config) *dynamodb.Client {
 	t.Helper()
 	awsCfg := awsconfig.Load(cfg)
-	return dynamo.NewClient(awsCfg, cfg)
+	return dynamo.NewClient(awsCfg, cfg.DynamoEndpoint)
 }

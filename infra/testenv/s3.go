@@ -82,7 +82,7 @@ func newS3Store(t testing.TB, cfg config.Config, adjust func(*aws.Config)) *s3st
 	if adjust != nil {
 		adjust(&awsCfg)
 	}
-	store, err := s3store.New(awsCfg, cfg)
+	store, err := s3store.New(awsCfg, s3store.Options{Bucket: cfg.Bucket, Endpoint: cfg.S3Endpoint})
 	if err != nil {
 		t.Fatalf("testenv: s3: store: %v", err)
 	}

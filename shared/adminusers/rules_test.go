@@ -17,7 +17,6 @@ import (
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
 	"github.com/mediacatalog/service/shared/httpapi"
-	"github.com/mediacatalog/service/shared/images"
 )
 
 // The kinds of actor and of target of the rule table (docs/access-rules.md).
@@ -246,7 +245,7 @@ func newRuleAccess(t *testing.T) *access {
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
 	svc := avatars.New(avatars.Deps{Files: testenv.NewS3Store(t), Store: db.DB,
-		Limits: images.Limits{MaxBytes: imgMaxBytes, MaxPixels: imgMaxPixels}, FileService: true})
+		Limits: testenv.ImageLimits, FileService: true})
 	logs := &syncBuffer{}
 	mux := httpapi.NewMux(
 		adminusers.Routes(adminusers.Deps{Store: db.DB, Auth: sessions, LockTTL: cfg.LockTTL, Images: svc}),

@@ -22,7 +22,10 @@ var Group = app.Group{Name: "admin-users", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		notifier, err := cdnnotify.NewNotifier(awsconfig.Load(a.Config), a.Config, &http.Client{Timeout: 10 * time.Second})
+		notifier, err := cdnnotify.NewNotifier(awsconfig.Load(a.Config), cdnnotify.Options{
+			Kind: a.Config.AvatarNotifier, URL: a.Config.CDNURL, Client: &http.Client{Timeout: 10 * time.Second},
+			Function: a.Config.CDNFunctionName, LambdaEndpoint: a.Config.LambdaEndpoint,
+		})
 		if err != nil {
 			return nil, err
 		}

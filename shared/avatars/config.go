@@ -14,7 +14,7 @@ import (
 // clients reads configuration only; nothing connects before a request needs it.
 func FromConfig(ctx context.Context, cfg config.Config, store Store, notifier Notifier) (*Service, error) {
 	awsCfg := awsconfig.Load(cfg)
-	files, err := s3store.New(awsCfg, cfg)
+	files, err := s3store.New(awsCfg, s3store.Options{Bucket: cfg.Bucket, Endpoint: cfg.S3Endpoint})
 	if err != nil {
 		return nil, err
 	}

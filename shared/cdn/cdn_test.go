@@ -80,7 +80,7 @@ func (w *world) store(t testing.TB, transport http.RoundTripper) *s3store.Store 
 	if transport != nil {
 		awsCfg.HTTPClient = &http.Client{Transport: transport}
 	}
-	store, err := s3store.New(awsCfg, w.s3)
+	store, err := s3store.New(awsCfg, s3store.Options{Bucket: w.s3.Bucket, Endpoint: w.s3.S3Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	awsCfg := awsconfig.Load(cfg)
-	inv, err := cdn.NewCloudFront(awsCfg, cfg)
+	inv, err := cdn.NewCloudFront(awsCfg, cdn.CloudFrontOptions{Distribution: cfg.CloudFrontDistID, Endpoint: cfg.CloudFrontEndpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +532,7 @@ func TestChange(t *testing.T) {
 			}
 		})
 	}
-	if _, err := cdn.NewCloudFront(awsCfg, config.Config{}); err == nil {
+	if _, err := cdn.NewCloudFront(awsCfg, cdn.CloudFrontOptions{}); err == nil {
 		t.Error("a CloudFront invalidator without a distribution was made")
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudfront/types"
 
 	"github.com/mediacatalog/service/shared/awsconfig"
-	"github.com/mediacatalog/service/shared/config"
 )
 
 // CloudFront invalidates paths of one distribution through the SDK's CloudFront
@@ -24,17 +23,22 @@ type CloudFront struct {
 	distribution string
 }
 
-// NewCloudFront returns an invalidator of cfg.CloudFrontDistID. cfg.CloudFrontEndpoint
-// overrides CloudFront's endpoint (tests point it at a stand-in). Build it only when
-// the distribution id is set.
-func NewCloudFront(awsCfg aws.Config, cfg config.Config) (*CloudFront, error) {
-	if cfg.CloudFrontDistID == "" {
+// CloudFrontOptions name the distribution and where CloudFront is.
+type CloudFrontOptions struct {
+	Distribution string // config's CloudFrontDistID
+	Endpoint     string // config's CloudFrontEndpoint: tests point it at a stand-in
+}
+
+// NewCloudFront returns an invalidator of o.Distribution. Build it only when the
+// distribution id is set.
+func NewCloudFront(awsCfg aws.Config, o CloudFrontOptions) (*CloudFront, error) {
+	if o.Distribution == "" {
 		return nil, errors.New("cdn: CLOUDFRONT_DISTRIBUTION_ID is not set")
 	}
-	client := cloudfront.NewFromConfig(awsCfg, func(o *cloudfront.Options) {
-		o.BaseEndpoint = awsconfig.BaseEndpoint(cfg.CloudFrontEndpoint)
+	client := cloudfront.NewFromConfig(awsCfg, func(co *cloudfront.Options) {
+		co.BaseEndpoint = awsconfig.BaseEndpoint(o.Endpoint)
 	})
-	return &CloudFront{client: client, distribution: cfg.CloudFrontDistID}, nil
+	return &CloudFront{client: client, distribution: o.Distribution}, nil
 }
 
 // Invalidate creates one invalidation of paths.

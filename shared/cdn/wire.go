@@ -17,13 +17,13 @@ var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES",
 			return nil, err
 		}
 		awsCfg := awsconfig.Load(a.Config)
-		files, err := s3store.New(awsCfg, a.Config)
+		files, err := s3store.New(awsCfg, s3store.Options{Bucket: a.Config.Bucket, Endpoint: a.Config.S3Endpoint})
 		if err != nil {
 			return nil, err
 		}
 		d := Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
 		if a.Config.CloudFrontDistID != "" {
-			cf, err := NewCloudFront(awsCfg, a.Config)
+			cf, err := NewCloudFront(awsCfg, CloudFrontOptions{Distribution: a.Config.CloudFrontDistID, Endpoint: a.Config.CloudFrontEndpoint})
 			if err != nil {
 				return nil, err
 			}

@@ -20,7 +20,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/mediacatalog/service/shared/awsconfig"
-	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 )
 
@@ -37,17 +36,26 @@ type Notifier interface {
 	AvatarChanged(ctx context.Context, userID int64) error
 }
 
-// NewNotifier returns the notifier cfg.AvatarNotifier names: "lambda" invokes
-// cfg.CDNFunctionName with a client of awsCfg, "http" posts to cfg.CDNURL. client is
-// the HTTP client of the http notifier (http.DefaultClient when nil).
-func NewNotifier(awsCfg aws.Config, cfg config.Config, client *http.Client) (Notifier, error) {
-	switch cfg.AvatarNotifier {
+// Options say how to reach the cdn function (from config's AvatarNotifier, CDNURL,
+// CDNFunctionName and LambdaEndpoint).
+type Options struct {
+	Kind           string       // "http" or "lambda"
+	URL            string       // http: the API's base URL
+	Client         *http.Client // http: the client (http.DefaultClient when nil)
+	Function       string       // lambda: the cdn function's name
+	LambdaEndpoint string       // lambda: Lambda's endpoint ("" in AWS; tests point it at a stand-in)
+}
+
+// NewNotifier returns the notifier o.Kind names: "lambda" invokes o.Function with a
+// client of awsCfg, "http" posts to o.URL.
+func NewNotifier(awsCfg aws.Config, o Options) (Notifier, error) {
+	switch o.Kind {
 	case "lambda":
-		return NewLambdaNotifier(awsCfg, cfg)
+		return NewLambdaNotifier(awsCfg, o.Function, o.LambdaEndpoint)
 	case "http":
-		return NewHTTPNotifier(cfg.CDNURL, client)
+		return NewHTTPNotifier(o.URL, o.Client)
 	}
-	return nil, fmt.Errorf("cdnnotify: AVATAR_NOTIFIER %q is neither http nor lambda", cfg.AvatarNotifier)
+	return nil, fmt.Errorf("cdnnotify: AVATAR_NOTIFIER %q is neither http nor lambda", o.Kind)
 }
 
 // HTTPNotifier posts to the cdn routes over HTTP (the local stack). A change is
@@ -103,17 +111,17 @@ type LambdaNotifier struct {
 	now      func() time.Time
 }
 
-// NewLambdaNotifier returns a notifier invoking cfg.CDNFunctionName with awsCfg
-// (awsconfig.Load). cfg.LambdaEndpoint overrides Lambda's endpoint (tests point it at
-// a stand-in).
-func NewLambdaNotifier(awsCfg aws.Config, cfg config.Config) (*LambdaNotifier, error) {
-	if cfg.CDNFunctionName == "" {
+// NewLambdaNotifier returns a notifier invoking function with awsCfg
+// (awsconfig.Load). endpoint overrides Lambda's ("" in AWS; tests point it at a
+// stand-in).
+func NewLambdaNotifier(awsCfg aws.Config, function, endpoint string) (*LambdaNotifier, error) {
+	if function == "" {
 		return nil, errors.New("cdnnotify: CDN_FUNCTION_NAME is required when AVATAR_NOTIFIER=lambda")
 	}
 	client := lambda.NewFromConfig(awsCfg, func(o *lambda.Options) {
-		o.BaseEndpoint = awsconfig.BaseEndpoint(cfg.LambdaEndpoint)
+		o.BaseEndpoint = awsconfig.BaseEndpoint(endpoint)
 	})
-	return &LambdaNotifier{client: client, function: cfg.CDNFunctionName, now: time.Now}, nil
+	return &LambdaNotifier{client: client, function: function, now: time.Now}, nil
 }
 
 // AvatarChanged invokes the cdn function and checks the status its response carries.

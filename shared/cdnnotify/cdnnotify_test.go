@@ -151,7 +151,7 @@ func TestLambdaNotifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	awsCfg := awsconfig.Load(cfg)
-	n, err := cdnnotify.NewLambdaNotifier(awsCfg, cfg)
+	n, err := cdnnotify.NewLambdaNotifier(awsCfg, stand.function, cfg.LambdaEndpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,12 +180,7 @@ func TestLambdaNotifier(t *testing.T) {
 		}
 	}
 
-	other, err := loadConfig(t, map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "no-such-function",
-		"AWS_ENDPOINT_URL_LAMBDA": srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err = cdnnotify.NewLambdaNotifier(awsCfg, other)
+	n, err = cdnnotify.NewLambdaNotifier(awsCfg, "no-such-function", cfg.LambdaEndpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,22 +192,19 @@ func TestLambdaNotifier(t *testing.T) {
 func TestNewNotifier(t *testing.T) {
 	tests := []struct {
 		name string
-		env  map[string]string
+		o    cdnnotify.Options
 		want string // the notifier's type, "" for an error
 	}{
-		{"http by default, to the API base", map[string]string{"DB_ENV": "local"}, "*cdnnotify.HTTPNotifier"},
-		{"http to CDN_URL", map[string]string{"AVATAR_NOTIFIER": "http", "CDN_URL": "http://127.0.0.1:3000"}, "*cdnnotify.HTTPNotifier"},
-		{"lambda", map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "cdn"}, "*cdnnotify.LambdaNotifier"},
-		{"lambda without a function", map[string]string{"AVATAR_NOTIFIER": "lambda"}, ""},
+		{"http", cdnnotify.Options{Kind: "http", URL: "http://127.0.0.1:3000"}, "*cdnnotify.HTTPNotifier"},
+		{"http without a URL", cdnnotify.Options{Kind: "http"}, ""},
+		{"lambda", cdnnotify.Options{Kind: "lambda", Function: "cdn"}, "*cdnnotify.LambdaNotifier"},
+		{"lambda without a function", cdnnotify.Options{Kind: "lambda"}, ""},
+		{"neither", cdnnotify.Options{Kind: "sqs", Function: "cdn", URL: "http://127.0.0.1:3000"}, ""},
 	}
+	awsCfg := awsconfig.Load(config.Config{AWSRegion: "us-east-1"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := loadConfig(t, tc.env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			awsCfg := awsconfig.Load(cfg)
-			n, err := cdnnotify.NewNotifier(awsCfg, cfg, nil)
+			n, err := cdnnotify.NewNotifier(awsCfg, tc.o)
 			got := ""
 			if err == nil {
 				got = typeName(n)

@@ -47,3 +47,38 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// How admin-users reaches the cdn function: over HTTP to the API's own base URL unless
+// told otherwise; any other kind is refused at start.
+func TestAvatarNotifier(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		kind     string
+		url      string
+		function string
+		wantErr  bool
+	}{
+		{"http by default, to the API base", map[string]string{"DB_ENV": "local", "PORT": "3000"}, "http", "http://localhost:3000", "", false},
+		{"http to CDN_URL", map[string]string{"AVATAR_NOTIFIER": "http", "CDN_URL": "http://127.0.0.1:4000"}, "http", "http://127.0.0.1:4000", "", false},
+		{"lambda", map[string]string{"AVATAR_NOTIFIER": "lambda", "CDN_FUNCTION_NAME": "cdn"}, "lambda", config.DefaultAPIURL, "cdn", false},
+		{"neither", map[string]string{"AVATAR_NOTIFIER": "sqs"}, "", "", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(func(k string) string { return tc.env[k] })
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "AVATAR_NOTIFIER") {
+					t.Fatalf("err %v, want one naming AVATAR_NOTIFIER", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.AvatarNotifier != tc.kind || c.CDNURL != tc.url || c.CDNFunctionName != tc.function {
+				t.Errorf("notifier %q to %q / %q, want %q to %q / %q", c.AvatarNotifier, c.CDNURL, c.CDNFunctionName, tc.kind, tc.url, tc.function)
+			}
+		})
+	}
+}

@@ -10,9 +10,10 @@ import (
 // The two item shapes of this package (a state: five strings and a number; a counter:
 // one number) are written and read with the service client's own attribute value types
 // rather than feature/dynamodb/attributevalue: that package links the DynamoDB Streams
-// client for its stream record types, whose package initialisation cost oauth about
-// 0.7 ms of every cold start (GODEBUG=inittrace=1: dynamodbstreams/schemas and its
-// endpoints), against a 10 ms budget, for three calls that need only these helpers.
+// client for its stream record types, whose package initialisation (dynamodbstreams'
+// schemas and endpoints, seen with GODEBUG=inittrace=1) is paid on every cold start
+// of oauth (BenchmarkColdStart in infra/smoke), for three calls that need only these
+// helpers.
 
 // attrS is a string attribute.
 func attrS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

@@ -21,7 +21,7 @@ var Group = app.Group{Name: "oauth", Secrets: secrets.Environment,
 			return nil, err
 		}
 		awsCfg := awsconfig.Load(a.Config)
-		dc := dynamo.NewClient(awsCfg, a.Config)
+		dc := dynamo.NewClient(awsCfg, a.Config.DynamoEndpoint)
 		limiter, err := dynamo.NewRateLimiter(dc, a.Config.RateLimitTable, a.Config.OAuthRateLimit, a.Config.OAuthRateWindow)
 		if err != nil {
 			return nil, err

@@ -196,7 +196,11 @@ RETURNING id`
 func (db *DB) EditContributor(ctx context.Context, id, editorID int64, e catalog.ContributorEdit) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		queueContributorEdit(b, id, e)
+		queueContributorFields(b, id, e)
+		queueContributorLinks(b, id, e.Links)
+		queueContributorAliases(b, id, e)
+		queueContributorDescriptions(b, id, e)
+		queueContributorRelations(b, id, e)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
@@ -214,10 +218,13 @@ func (db *DB) EditContributor(ctx context.Context, id, editorID int64, e catalog
 	}
 }
 
-// queueContributorEdit queues the statements of an edit. Each checks what it changed:
-// the first answers 404 for an unknown contributor, the others 400 when they touched
+// The queueContributor* functions queue the statements of an edit, in the order
+// EditContributor sends them. Each statement checks what it changed: the fields'
+// update answers 404 for an unknown contributor, the others 400 when they touched
 // fewer rows than they were asked to.
-func queueContributorEdit(b *pgx.Batch, id int64, e catalog.ContributorEdit) {
+
+// queueContributorFields updates the contributor's own fields.
+func queueContributorFields(b *pgx.Batch, id int64, e catalog.ContributorEdit) {
 	b.Queue(`
 UPDATE contributors SET first_name = $2, last_name = $3, gender = $4, type = $5, public = $6
 WHERE id = $1`, id, e.FirstName, e.LastName, e.Gender, e.Type, e.Public).Exec(func(ct pgconn.CommandTag) error {
@@ -226,14 +233,20 @@ WHERE id = $1`, id, e.FirstName, e.LastName, e.Gender, e.Type, e.Public).Exec(fu
 		}
 		return nil
 	})
+}
 
+// queueContributorLinks replaces the contributor's links with links, in their order.
+func queueContributorLinks(b *pgx.Batch, id int64, links []string) {
 	b.Queue(`DELETE FROM contributor_links WHERE contributor_id = $1`, id)
-	if len(e.Links) > 0 {
+	if len(links) > 0 {
 		b.Queue(`
 INSERT INTO contributor_links (contributor_id, url)
-SELECT $1, t.url FROM unnest($2::text[]) WITH ORDINALITY AS t(url, n) ORDER BY t.n`, id, e.Links)
+SELECT $1, t.url FROM unnest($2::text[]) WITH ORDINALITY AS t(url, n) ORDER BY t.n`, id, links)
 	}
+}
 
+// queueContributorAliases removes, then adds aliases.
+func queueContributorAliases(b *pgx.Batch, id int64, e catalog.ContributorEdit) {
 	if ids := contributorIDs(e.RemovedAliases); len(ids) > 0 {
 		b.Queue(`DELETE FROM contributor_aliases WHERE contributor_id = $1 AND id = ANY($2)`, id, ids).
 			Exec(contributorRowsAffected(len(ids), "removed alias"))
@@ -248,7 +261,10 @@ INSERT INTO contributor_aliases (contributor_id, title, language)
 SELECT $1, t.title, t.language FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(title, language, n)
 ORDER BY t.n`, id, titles, languages)
 	}
+}
 
+// queueContributorDescriptions removes, modifies, then adds descriptions.
+func queueContributorDescriptions(b *pgx.Batch, id int64, e catalog.ContributorEdit) {
 	if ids := contributorIDs(e.RemovedDescriptions); len(ids) > 0 {
 		b.Queue(`DELETE FROM contributor_descriptions WHERE contributor_id = $1 AND id = ANY($2)`, id, ids).
 			Exec(contributorRowsAffected(len(ids), "removed description"))
@@ -276,8 +292,11 @@ SELECT $1, t.description, t.language, t.source
 FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(description, language, source, n)
 ORDER BY t.n`, id, texts, languages, sources)
 	}
+}
 
-	// Relation targets must be other contributors of the same client.
+// queueContributorRelations removes, modifies, then adds relations. A relation's
+// target must be another contributor of the same client.
+func queueContributorRelations(b *pgx.Batch, id int64, e catalog.ContributorEdit) {
 	const target = `JOIN contributors o ON o.id = t.relation_id AND o.id <> $1
 	AND o.client_id = (SELECT client_id FROM contributors WHERE id = $1)`
 	if ids := contributorIDs(e.RemovedRelations); len(ids) > 0 {
@@ -308,7 +327,6 @@ FROM unnest($2::bigint[], $3::text[]) WITH ORDINALITY AS t(relation_id, type, n)
 ORDER BY t.n`, id, targets, types).
 			Exec(contributorRowsAffected(n, "added relation"))
 	}
-
 }
 
 // contributorRowsAffected makes a batch callback that rejects the edit as invalid input unless the

@@ -3,8 +3,6 @@ package publishers_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -22,10 +21,10 @@ import (
 // and a second client with one publisher of one series, and the counter of its queries.
 func setup(t testing.TB) (http.Handler, *testenv.DB, *postgres.QueryCounter) {
 	t.Helper()
-	counter := &postgres.QueryCounter{}
-	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	ctx := context.Background()
-	if _, err := db.Pool.Exec(ctx, `
+	g := testenv.NewGroup(t, func(db *testenv.DB, _ *auth.Sessions) []httpapi.Route {
+		return publishers.Routes(publishers.Deps{Store: db.DB})
+	})
+	g.DB.Exec(t, `
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
 		INSERT INTO publishers (id, client_id, name, slug, website) VALUES (1001, 2, 'Second Press', 'second-press', 'press.example');
 		INSERT INTO series (id, client_id, name, slug, type) VALUES (1001, 2, 'Lonely Series', 'lonely-series', 'Manga');
@@ -35,13 +34,9 @@ func setup(t testing.TB) (http.Handler, *testenv.DB, *postgres.QueryCounter) {
 		     VALUES (1002, 3, 'Script Press', 'script-press', 'javascript:alert(document.cookie)', 'javascript:alert(1)');
 		INSERT INTO publisher_descriptions (id, publisher_id, description, language, source) VALUES
 		     (1002, 1002, 'a', 'English', 'javascript:alert(1)'), (1003, 1002, 'b', 'English', 'data:text/html,x'),
-		     (1004, 1002, 'c', 'English', 'Wikipedia');`); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := httpapi.Wrap(httpapi.NewMux(publishers.Routes(publishers.Deps{Store: db.DB})), httpapi.Options{Log: log})
-	counter.Reset()
-	return h, db, counter
+		     (1004, 1002, 'c', 'English', 'Wikipedia');`)
+	g.Counter.Reset()
+	return g.Handler, g.DB, g.Counter
 }
 
 const missing = `{"data":"Required parameters missing","code":400}`

@@ -19,7 +19,6 @@ import (
 
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/catalog"
-	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/imageset"
 )
 
@@ -29,15 +28,21 @@ import (
 // maxDeleteBatch is the most keys one DeleteObjects request takes.
 const maxDeleteBatch = 1000
 
-// NewClient returns the SDK's S3 client for awsCfg (awsconfig.Load). With
-// cfg.S3Endpoint set it talks to that endpoint path-style (local S3-compatible
-// servers do not serve bucket subdomains); in AWS the SDK addresses the bucket
+// NewClient returns the SDK's S3 client for awsCfg (awsconfig.Load). With an endpoint
+// (config's S3Endpoint) it talks to that endpoint path-style (local S3-compatible
+// servers do not serve bucket subdomains); in AWS ("") the SDK addresses the bucket
 // virtual-hosted style.
-func NewClient(awsCfg aws.Config, cfg config.Config) *s3.Client {
+func NewClient(awsCfg aws.Config, endpoint string) *s3.Client {
 	return s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		o.BaseEndpoint = awsconfig.BaseEndpoint(cfg.S3Endpoint)
-		o.UsePathStyle = cfg.S3Endpoint != ""
+		o.BaseEndpoint = awsconfig.BaseEndpoint(endpoint)
+		o.UsePathStyle = endpoint != ""
 	})
+}
+
+// Options name the bucket and where S3 is.
+type Options struct {
+	Bucket   string // config's Bucket (S3_BUCKET)
+	Endpoint string // config's S3Endpoint: an S3-compatible server; "" in AWS
 }
 
 // Store is one bucket.
@@ -46,12 +51,12 @@ type Store struct {
 	bucket *string
 }
 
-// New returns a Store for cfg.Bucket. It does not connect: the first request does.
-func New(awsCfg aws.Config, cfg config.Config) (*Store, error) {
-	if cfg.Bucket == "" {
+// New returns a Store for o.Bucket. It does not connect: the first request does.
+func New(awsCfg aws.Config, o Options) (*Store, error) {
+	if o.Bucket == "" {
 		return nil, errors.New("s3store: S3_BUCKET is not set")
 	}
-	return &Store{client: NewClient(awsCfg, cfg), bucket: aws.String(cfg.Bucket)}, nil
+	return &Store{client: NewClient(awsCfg, o.Endpoint), bucket: aws.String(o.Bucket)}, nil
 }
 
 // Put stores data under key with the given content type, replacing any object there.

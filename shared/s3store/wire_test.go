@@ -57,7 +57,7 @@ func TestErrorAnswers(t *testing.T) {
 	cfg := config.Config{AWSRegion: "us-east-1", Bucket: "b", S3Endpoint: srv.URL}
 	ctx := context.Background()
 	awsCfg := awsconfig.Load(cfg)
-	store, err := s3store.New(awsCfg, cfg)
+	store, err := s3store.New(awsCfg, s3store.Options{Bucket: cfg.Bucket, Endpoint: cfg.S3Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestErrorAnswers(t *testing.T) {
 
 func TestNewWithoutBucket(t *testing.T) {
 	awsCfg := awsconfig.Load(config.Config{AWSRegion: "us-east-1"})
-	if _, err := s3store.New(awsCfg, config.Config{AWSRegion: "us-east-1"}); err == nil {
+	if _, err := s3store.New(awsCfg, s3store.Options{}); err == nil {
 		t.Error("a store without a bucket was made")
 	}
 }

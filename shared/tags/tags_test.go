@@ -3,8 +3,6 @@ package tags_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/lambdahttp"
@@ -23,18 +22,14 @@ import (
 // and a second client with one tag, and the counter of its queries.
 func setup(t testing.TB) (http.Handler, *testenv.DB, *postgres.QueryCounter) {
 	t.Helper()
-	counter := &postgres.QueryCounter{}
-	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	ctx := context.Background()
-	if _, err := db.Pool.Exec(ctx, `
+	g := testenv.NewGroup(t, func(db *testenv.DB, _ *auth.Sessions) []httpapi.Route {
+		return tags.Routes(tags.Deps{Store: db.DB})
+	})
+	g.DB.Exec(t, `
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
-		INSERT INTO tags (id, client_id, name, type) VALUES (1001, 2, 'Mecha', 'theme');`); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	h := httpapi.Wrap(httpapi.NewMux(tags.Routes(tags.Deps{Store: db.DB})), httpapi.Options{Log: log})
-	counter.Reset()
-	return h, db, counter
+		INSERT INTO tags (id, client_id, name, type) VALUES (1001, 2, 'Mecha', 'theme');`)
+	g.Counter.Reset()
+	return g.Handler, g.DB, g.Counter
 }
 
 const missing = `{"data":"Required parameters missing","code":400}`

@@ -35,7 +35,7 @@ func startWithPicture(t testing.TB) *local {
 	t.Helper()
 	s3cfg := testenv.S3Config(t)
 	l := startLocal(t, map[string]string{"S3_BUCKET": s3cfg.Bucket})
-	store, err := s3store.New(awsconfig.Load(s3cfg), s3cfg)
+	store, err := s3store.New(awsconfig.Load(s3cfg), s3store.Options{Bucket: s3cfg.Bucket, Endpoint: s3cfg.S3Endpoint})
 	if err != nil {
 		t.Fatal(err)
 	}

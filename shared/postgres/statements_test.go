@@ -1,0 +1,161 @@
+package postgres_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/postgres"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/statements/")
+
+// recorder is a pgx tracer that keeps the statements sent and their arguments.
+type recorder struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	args := make([]string, len(d.Args))
+	for i, a := range d.Args {
+		args[i] = fmt.Sprintf("$%d = %#v", i+1, a)
+	}
+	r.sent = append(r.sent, fmt.Sprintf("%s\n-- %s", strings.TrimSpace(d.SQL), strings.Join(args, ", ")))
+	return ctx
+}
+
+func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// take returns the statements sent since the last take.
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.sent
+	r.sent = nil
+	return out
+}
+
+// TestPagedStatements keeps, in testdata/statements/<list>.sql, the statements each
+// paged list sends for its kinds of page (first page, a deep page, each order, a
+// search, a filter), so that a reader sees the SQL without assembling its fragments,
+// and a change of a statement shows in review as a change of its file. After an
+// intended change: go test ./shared/postgres/ -run TestPagedStatements -update
+func TestPagedStatements(t *testing.T) {
+	rec := &recorder{}
+	db := testenv.NewDemoDB(t, postgres.WithTracer(rec))
+	ctx := context.Background()
+	type page struct {
+		name string
+		call func() error
+	}
+	lists := []struct {
+		file  string
+		pages []page
+	}{
+		{"users", []page{
+			{"first page", func() error { _, err := db.Users(ctx, catalog.UserQuery{Order: "name-asc", Limit: 20}); return err }},
+			{"a deep page", func() error {
+				_, err := db.Users(ctx, catalog.UserQuery{Order: "registered-desc", Limit: 20, Offset: 2})
+				return err
+			}},
+			{"search", func() error {
+				_, err := db.Users(ctx, catalog.UserQuery{Order: "name-asc", Search: "adm", Limit: 20})
+				return err
+			}},
+			{"role filter", func() error { _, err := db.Users(ctx, catalog.UserQuery{Order: "name-desc", Role: 3, Limit: 20}); return err }},
+		}},
+		{"contributors", []page{
+			{"first page", func() error { _, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Limit: 20}); return err }},
+			{"a deep page, descending", func() error {
+				_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Descending: true, Limit: 20, Offset: 3})
+				return err
+			}},
+			{"search of two letters (kept counts)", func() error {
+				_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Search: "od", Limit: 20})
+				return err
+			}},
+			{"search of three letters or more", func() error {
+				_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Search: "oda", Limit: 20})
+				return err
+			}},
+		}},
+		{"publishers", []page{
+			{"first page", func() error { _, err := db.Publishers(ctx, catalog.PublisherFilter{Client: 1, Limit: 20}); return err }},
+			{"a deep page by name", func() error {
+				_, err := db.Publishers(ctx, catalog.PublisherFilter{Client: 1, Order: "name-asc", Limit: 20, Offset: 2})
+				return err
+			}},
+			{"search", func() error {
+				_, err := db.Publishers(ctx, catalog.PublisherFilter{Client: 1, Search: "media", Limit: 20})
+				return err
+			}},
+		}},
+		{"publications", []page{
+			{"first page", func() error {
+				_, _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Order: "name-asc", Language: "English", Limit: 20})
+				return err
+			}},
+			{"a deep page, newest first", func() error {
+				_, _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Order: "added-desc", Language: "English", Limit: 20, Offset: 2})
+				return err
+			}},
+			{"search", func() error {
+				_, _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Search: "one", Order: "name-asc", Language: "English", Limit: 20})
+				return err
+			}},
+		}},
+	}
+	for _, l := range lists {
+		t.Run(l.file, func(t *testing.T) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "-- The statements the %s list sends, one section a kind of page.\n", l.file)
+			fmt.Fprintf(&b, "-- Written by TestPagedStatements (go test ./shared/postgres/ -run TestPagedStatements -update).\n")
+			for _, p := range l.pages {
+				rec.take()
+				if err := p.call(); err != nil {
+					t.Fatalf("%s: %v", p.name, err)
+				}
+				sent := rec.take()
+				if len(sent) == 0 {
+					t.Fatalf("%s: no statement sent", p.name)
+				}
+				fmt.Fprintf(&b, "\n-- %s\n", strings.Repeat("=", 76))
+				fmt.Fprintf(&b, "-- %s\n", p.name)
+				for _, s := range sent {
+					fmt.Fprintf(&b, "\n%s\n", s)
+				}
+			}
+			path := filepath.Join("testdata", "statements", l.file+".sql")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if string(want) != b.String() {
+				t.Errorf("%s is not what the %s list sends now; if the change is intended, run\n"+
+					"  go test ./shared/postgres/ -run TestPagedStatements -update\nand review the file's diff.\nsent now:\n%s",
+					path, l.file, b.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+-- The statements the publications list sends, one section a kind of page.
+-- Written by TestPagedStatements (go test ./shared/postgres/ -run TestPagedStatements -update).
+
+-- ============================================================================
+-- first page
+
+WITH list_total AS (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.series_count
+		             ELSE (SELECT count(*) FROM series_publishers sp
+		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
+		 FROM publishers p WHERE p.id = $1), 0) AS n),
+		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
+		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
+		       coalesce((SELECT a.title FROM series_aliases a
+		                 WHERE a.series_id = s.id AND a.language = $5
+		                 ORDER BY a.id LIMIT 1), '') AS alias,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object(
+		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
+		                 FROM series_aliases a
+		                 WHERE a.series_id = s.id), '[]') AS aliases,
+		       coalesce((SELECT d.description FROM series_descriptions d
+		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
+		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object(
+		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
+		                 FROM series_tags st
+		                 JOIN tags t ON t.id = st.tag_id
+		                 WHERE st.series_id = s.id), '[]') AS tags,
+		       (SELECT jsonb_build_object(
+		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
+		                   'nsfw', v.nsfw, 'nsfw18', v.nsfw18)
+		        FROM volumes v
+		        WHERE v.series_id = s.id
+		        ORDER BY v.number, v.id LIMIT 1) AS volume
+		FROM page
+		JOIN series s ON s.id = page.series_id
+		ORDER BY s.name, s.id
+-- $1 = 1, $2 = 1, $3 = 20, $4 = 0, $5 = "English"
+
+-- ============================================================================
+-- a deep page, newest first
+
+WITH list_total AS (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.series_count
+		             ELSE (SELECT count(*) FROM series_publishers sp
+		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
+		 FROM publishers p WHERE p.id = $1), 0) AS n),
+		page AS ((SELECT sp.series_id, 0::bigint AS rn FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  AND NOT (greatest((SELECT n FROM list_total) - $4 - $3, 0) < $4)
+		 ORDER BY sp.created_at DESC, sp.series_id DESC LIMIT $3 OFFSET $4)
+		UNION ALL
+		(SELECT * FROM (
+			SELECT sp.series_id, row_number() OVER (ORDER BY sp.created_at, sp.series_id) AS rn FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  AND greatest((SELECT n FROM list_total) - $4 - $3, 0) < $4
+			ORDER BY sp.created_at, sp.series_id LIMIT $3 OFFSET greatest((SELECT n FROM list_total) - $4 - $3, 0)) r
+		 WHERE r.rn <= (SELECT n FROM list_total) - $4))
+		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
+		       coalesce((SELECT a.title FROM series_aliases a
+		                 WHERE a.series_id = s.id AND a.language = $5
+		                 ORDER BY a.id LIMIT 1), '') AS alias,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object(
+		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
+		                 FROM series_aliases a
+		                 WHERE a.series_id = s.id), '[]') AS aliases,
+		       coalesce((SELECT d.description FROM series_descriptions d
+		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
+		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object(
+		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
+		                 FROM series_tags st
+		                 JOIN tags t ON t.id = st.tag_id
+		                 WHERE st.series_id = s.id), '[]') AS tags,
+		       (SELECT jsonb_build_object(
+		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
+		                   'nsfw', v.nsfw, 'nsfw18', v.nsfw18)
+		        FROM volumes v
+		        WHERE v.series_id = s.id
+		        ORDER BY v.number, v.id LIMIT 1) AS volume
+		FROM page
+		JOIN series s ON s.id = page.series_id
+		ORDER BY s.created_at DESC, s.id DESC
+-- $1 = 1, $2 = 1, $3 = 20, $4 = 2, $5 = "English"
+
+-- ============================================================================
+-- search
+
+WITH list_total AS (SELECT coalesce((SELECT count(*) FROM series_publishers sp
+		         WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE lower($6)), 0) AS n),
+		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE lower($6) ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
+		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
+		       coalesce((SELECT a.title FROM series_aliases a
+		                 WHERE a.series_id = s.id AND a.language = $5
+		                 ORDER BY a.id LIMIT 1), '') AS alias,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object(
+		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
+		                 FROM series_aliases a
+		                 WHERE a.series_id = s.id), '[]') AS aliases,
+		       coalesce((SELECT d.description FROM series_descriptions d
+		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
+		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		       coalesce((SELECT jsonb_agg(jsonb_build_object(
+		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
+		                 FROM series_tags st
+		                 JOIN tags t ON t.id = st.tag_id
+		                 WHERE st.series_id = s.id), '[]') AS tags,
+		       (SELECT jsonb_build_object(
+		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
+		                   'nsfw', v.nsfw, 'nsfw18', v.nsfw18)
+		        FROM volumes v
+		        WHERE v.series_id = s.id
+		        ORDER BY v.number, v.id LIMIT 1) AS volume
+		FROM page
+		JOIN series s ON s.id = page.series_id
+		ORDER BY s.name, s.id
+-- $1 = 1, $2 = 1, $3 = 20, $4 = 0, $5 = "English", $6 = "%one%"
