@@ -71,3 +71,7 @@ BEGIN
     END LOOP;
 END $$;
 -- +goose StatementEnd
+
+-- The runner applies the next migrations on the same connection: back to its defaults.
+RESET lock_timeout;
+RESET statement_timeout;
