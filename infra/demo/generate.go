@@ -136,7 +136,7 @@ var generateSteps = []struct{ name, sql string }{
 	// tenth series also publisher 1. The links carry the series' columns that the
 	// publication list sorts and searches on (the migration's trigger would look them up
 	// one link at a time); the search text is the name and the aliases made above, in
-	// their id order, lowercased, as series_search_text builds it. They go in series
+	// their id order, folded, as series_search_text builds it. They go in series
 	// order, as a catalog's links are written when its series are added: a large
 	// publisher's links lie scattered over the table, not in one run of pages that would
 	// make its searches look cheaper than they are.
@@ -160,8 +160,8 @@ var generateSteps = []struct{ name, sql string }{
 			SELECT g.*, 1 FROM g WHERE g.n % 10 = 0 AND (@publishers::int >= 11 OR (g.n - 1) % @publishers::int <> 0))
 		INSERT INTO series_publishers (series_id, publisher_id, client_id, name, created_at, search)
 		SELECT l.id, p.ids[l.pn], l.client_id, l.name, l.created_at,
-		       lower(l.name || chr(31) || 'Generated Series ' || l.n ||
-		             CASE WHEN l.n % 4 = 0 THEN chr(31) || 'ジェネレーテッド・シリーズ ' || l.n ELSE '' END)
+		       search_fold(l.name || chr(31) || 'Generated Series ' || l.n ||
+		                   CASE WHEN l.n % 4 = 0 THEN chr(31) || 'ジェネレーテッド・シリーズ ' || l.n ELSE '' END)
 		FROM l CROSS JOIN p
 		ORDER BY l.id, l.pn`},
 	{"contributors", `
@@ -182,11 +182,11 @@ var generateSteps = []struct{ name, sql string }{
 	{"user ids", `
 		SELECT setval(pg_get_serial_sequence('users', 'id'),
 		              greatest((SELECT coalesce(max(id), 0) FROM users), @demoUsers::bigint))`},
-	// The search text is the lowercased username, as the users' trigger keeps it
-	// (the baseline schema).
+	// The search text is the folded username, as the users' trigger keeps it
+	// (migration 00022).
 	{"users", `
 		INSERT INTO users (slug, username, search, age_verified, registered)
-		SELECT @prefix::text || 'user-' || n, u.username, lower(u.username),
+		SELECT @prefix::text || 'user-' || n, u.username, search_fold(u.username),
 		       n % 4 = 0,
 		       timestamptz '2021-01-01 00:00:00+00' + (n::bigint * 7919 % @users::int) * interval '1 minute'
 		FROM generate_series(1, @users::int) n
@@ -352,9 +352,13 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 				return fmt.Errorf("bulk load: %w", err)
 			}
 		}
+		fold, err := searchFold(ctx, tx)
+		if err != nil {
+			return err
+		}
 		for _, step := range generateSteps {
 			start := time.Now()
-			if _, err := tx.Exec(ctx, step.sql, args); err != nil {
+			if _, err := tx.Exec(ctx, strings.ReplaceAll(step.sql, "search_fold(", fold+"("), args); err != nil {
 				return fmt.Errorf("%s: %w", step.name, err)
 			}
 			o.step(step.name, start)
@@ -380,6 +384,20 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 		return fmt.Errorf("demo: generate client %d: %w", client, err)
 	}
 	return nil
+}
+
+// searchFold names the function that folds the kept search texts at the database's
+// schema version: search_fold from migration 00022 on, lower before it (the rehearsal
+// generates its catalog at the previous release's version, with this code).
+func searchFold(ctx context.Context, tx pgx.Tx) (string, error) {
+	var folds bool
+	if err := tx.QueryRow(ctx, `SELECT to_regprocedure('search_fold(text)') IS NOT NULL`).Scan(&folds); err != nil {
+		return "", fmt.Errorf("search fold: %w", err)
+	}
+	if folds {
+		return "search_fold", nil
+	}
+	return "lower", nil
 }
 
 // GenerateOption adjusts Generate.

@@ -431,16 +431,21 @@ func TestAddContributor(t *testing.T) {
 	})
 }
 
-// TestContributorSearchText: the kept search text (the baseline schema) follows every write
-// of a name, a direct write to it is overwritten, and a search matches exactly the
-// contributors that ILIKE on the full name matched, for any pattern.
+// TestContributorSearchText: the kept search text (the full name folded, migration 00022)
+// follows every write of a name, a direct write to it is overwritten, and a search
+// matches exactly the contributors whose folded full name contains the folded term as a
+// literal substring (the rule since issue 29: case and accents ignored, "e" finds "é",
+// "pokemon" finds "Pokémon"; before it, what ILIKE on the full name matched), for any
+// term, through the kept counts for one or two letters as through the trigram index.
 func TestContributorSearchText(t *testing.T) {
 	f := newContribFixture(t)
 	ctx := context.Background()
 	steps := []struct{ name, sql string }{
 		{"fixture", ``},
 		{"added", `INSERT INTO contributors (id, client_id, first_name, last_name, slug) VALUES
-			(20, 1, 'Émile', 'ZOLA', 'emile-zola'), (21, 1, 'Ünal', NULL, 'unal')`},
+			(20, 1, 'Émile', 'ZOLA', 'emile-zola'), (21, 1, 'Ünal', NULL, 'unal'),
+			(22, 1, 'Pokémon', 'Straße', 'pokemon'), (23, 1, 'POKE' || U&'\0301' || 'MON', 'ŒUVRE', 'pokemon-2'),
+			(24, 1, 'Łukasz', 'Ｐｏｋéｍｏｎ', 'lukasz'), (25, 1, '進撃の巨人', NULL, 'shingeki')`},
 		{"first name renamed", `UPDATE contributors SET first_name = 'Kazuo' WHERE id = 2`},
 		{"last name cleared", `UPDATE contributors SET last_name = NULL WHERE id = 3`},
 		{"last name set", `UPDATE contributors SET last_name = 'Koike' WHERE id = 4`},
@@ -452,7 +457,7 @@ func TestContributorSearchText(t *testing.T) {
 			contribExec(t, f.db, step.sql)
 		}
 		if n := contribInt(t, f.db, `SELECT count(*) FROM contributors
-			WHERE search IS DISTINCT FROM lower(first_name || ' ' || coalesce(last_name, ''))`); n != 0 {
+			WHERE search IS DISTINCT FROM search_fold(first_name || ' ' || coalesce(last_name, ''))`); n != 0 {
 			t.Errorf("after %s: %d contributors with a stale search text", step.name, n)
 		}
 	}
@@ -466,12 +471,14 @@ func TestContributorSearchText(t *testing.T) {
 
 	// One or two letters take the kept counts, longer searches count.
 	for _, search := range []string{"a", "KO", "zola", "émile", "ÉMILE", "Ünal", "ünal", "o k", "kazuo ", "0%", "t_m", "forged", "\\", "x",
-		"é", "É", "Ün", "%", "_", "%%", " ", "o ", "a\\", "zz"} {
+		"é", "É", "Ün", "%", "_", "%%", " ", "o ", "a\\", "zz",
+		"pokemon", "POKÉMON", "pokémon", "Poke\u0301mon", "emile", "e", "E", "u", "strasse", "STRASSE", "ß", "ss", "oeuvre", "œ",
+		"lukasz", "ł", "łukasz", "Ｐｏｋ", "進撃", "巨", "％", "＿", "\u0301", "ｚｚ"} {
 		t.Run(search, func(t *testing.T) {
 			var want []int64
 			rows, err := f.db.Pool.Query(ctx, `SELECT id FROM contributors WHERE client_id = 1
-				AND first_name || ' ' || coalesce(last_name, '') ILIKE $1 ORDER BY first_name, last_name, id`,
-				postgres.LikePattern(search))
+				AND strpos(search_fold(first_name || ' ' || coalesce(last_name, '')), search_fold($1)) > 0
+				ORDER BY first_name, last_name, id`, search)
 			if err == nil {
 				want, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 			}
@@ -490,10 +497,27 @@ func TestContributorSearchText(t *testing.T) {
 				want = []int64{}
 			}
 			if !slices.Equal(got, want) || page.Total != int64(len(want)) {
-				t.Errorf("ids %v total %d, want %v (what ILIKE matched)", got, page.Total, want)
+				t.Errorf("ids %v total %d, want %v (the folded names containing the folded term)", got, page.Total, want)
+			}
+			if must, ok := foldedContributors[search]; ok && !slices.Equal(want, must) {
+				t.Errorf("the rule gives %v, want %v", want, must)
 			}
 		})
 	}
+}
+
+// foldedContributors are the issue's examples, stated: each search and the contributors
+// of TestContributorSearchText it finds, in the list's order.
+var foldedContributors = map[string][]int64{
+	"pokemon": {23, 22, 24},
+	"POKÉMON": {23, 22, 24},
+	"pokémon": {23, 22, 24},
+	"emile":   {20},
+	"strasse": {22},
+	"ß":       {22},
+	"œ":       {23},
+	"łukasz":  {24},
+	"進撃":      {25},
 }
 
 // TestContributorCount: the totals of the list kept by triggers follow every write

@@ -202,16 +202,16 @@ const searchSeparator = "\x1f"
 
 // publicationMatch is the condition on the link sp that a publication search adds, with
 // param the placeholder of the search pattern: the series' name or one of its aliases
-// contains it. The search text holds them all, lowercased (the baseline schema), so a rare
-// name is found through one trigram index within the publisher
-// (series_publishers_search_trgm) and a broad one's page by walking the list's order
-// index until the page is full; LIKE with the pattern lowercased by the same lower()
-// matches what ILIKE matched without lowercasing every candidate row.
+// contains it, case and accents ignored. The search text holds them all, folded
+// (migration 00022), so a rare name is found through one trigram index within the
+// publisher (series_publishers_search_trgm) and a broad one's page by walking the list's
+// order index until the page is full; LIKE with the term folded by the same
+// search_fold() (search_pattern) matches without folding every candidate row.
 func publicationMatch(search, param string) string {
 	if search == "" {
 		return ""
 	}
-	return "AND sp.search LIKE lower(" + param + ")"
+	return "AND sp.search LIKE search_pattern(" + param + ")"
 }
 
 // publicationTotal is the number of the publisher's series in client $2 matching the
@@ -261,7 +261,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	}
 	args := []any{f.Publisher, f.Client, f.Limit, f.Offset, lang}
 	if f.Search != "" {
-		args = append(args, likePattern(f.Search))
+		args = append(args, f.Search)
 	}
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
 	pageIDs := pageQuery("sp.series_id", "series_publishers sp",
@@ -323,7 +323,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter) (int64, error) {
 	args := []any{f.Publisher, f.Client}
 	if f.Search != "" {
-		args = append(args, likePattern(f.Search))
+		args = append(args, f.Search)
 	}
 	var total int64
 	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3")+`, 0)`, args...).Scan(&total)

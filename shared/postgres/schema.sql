@@ -6,10 +6,12 @@ CREATE EXTENSION IF NOT EXISTS btree_gin WITH SCHEMA public;
 
 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 
+CREATE EXTENSION IF NOT EXISTS unaccent WITH SCHEMA public;
+
 CREATE FUNCTION contributor_search_text(first_name text, last_name text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
-    SELECT lower(first_name || ' ' || coalesce(last_name, ''))
+    SELECT search_fold(first_name || ' ' || coalesce(last_name, ''))
 $$;
 
 CREATE FUNCTION contributors_count() RETURNS trigger
@@ -108,6 +110,13 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION search_fold(t text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT lower(unaccent('unaccent'::regdictionary,
+                                 lower(normalize(t, NFKC) COLLATE "und-x-icu")) COLLATE "und-x-icu")
+$$;
+
 CREATE FUNCTION search_grams(t text) RETURNS SETOF text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -116,6 +125,12 @@ CREATE FUNCTION search_grams(t text) RETURNS SETOF text
           FROM unnest(string_to_array(t, NULL)) WITH ORDINALITY AS u(c, i)) s,
          LATERAL (VALUES (c), (c || next)) v(g)
     WHERE g IS NOT NULL
+$$;
+
+CREATE FUNCTION search_pattern(term text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT '%' || replace(replace(replace(search_fold(term), '\', '\\'), '%', '\%'), '_', '\_') || '%'
 $$;
 
 CREATE FUNCTION series_aliases_sync_links() RETURNS trigger
@@ -169,7 +184,7 @@ CREATE FUNCTION series_publishers_fill() RETURNS trigger
 BEGIN
     IF TG_OP = 'INSERT' AND NEW.client_id IS NOT NULL AND NEW.name IS NOT NULL
        AND NEW.created_at IS NOT NULL AND NEW.search IS NOT NULL THEN
-        NEW.search := lower(NEW.search);
+        NEW.search := search_fold(NEW.search);
         RETURN NEW;
     END IF;
     SELECT s.client_id, s.name, s.created_at, series_search_text(s.id)
@@ -182,8 +197,8 @@ $$;
 CREATE FUNCTION series_search_text(sid bigint) RETURNS text
     LANGUAGE sql STABLE
     AS $$
-    SELECT lower(s.name || coalesce((SELECT string_agg(chr(31) || a.title, '' ORDER BY a.id)
-                                     FROM series_aliases a WHERE a.series_id = s.id), ''))
+    SELECT search_fold(s.name || coalesce((SELECT string_agg(chr(31) || a.title, '' ORDER BY a.id)
+                                           FROM series_aliases a WHERE a.series_id = s.id), ''))
     FROM series s WHERE s.id = sid
 $$;
 
@@ -226,7 +241,7 @@ CREATE FUNCTION users_fill_search() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    NEW.search := lower(NEW.username);
+    NEW.search := search_fold(NEW.username);
     RETURN NEW;
 END
 $$;

@@ -5,10 +5,10 @@
 -- first page
 
 WITH list_total AS (SELECT
-	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(lower($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = lower($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))) END AS n)
+	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
+	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
+	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	coalesce((
@@ -25,21 +25,21 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
+				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "", $3 = "%%", $4 = 20, $5 = 0
+-- $1 = 1, $2 = "", $3 = "", $4 = 20, $5 = 0
 
 -- ============================================================================
 -- a deep page, descending
 
 WITH list_total AS (SELECT
-	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(lower($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = lower($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))) END AS n)
+	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
+	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
+	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	coalesce((
@@ -56,27 +56,27 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				(SELECT c.id, 0::bigint AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3)) AND NOT (greatest((SELECT n FROM list_total) - $5 - $4, 0) < $5)
+				(SELECT c.id, 0::bigint AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND NOT (greatest((SELECT n FROM list_total) - $5 - $4, 0) < $5)
 		 ORDER BY c.first_name DESC, c.last_name DESC, c.id DESC LIMIT $4 OFFSET $5)
 		UNION ALL
 		(SELECT * FROM (
-			SELECT c.id, row_number() OVER (ORDER BY c.first_name, c.last_name, c.id) AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3)) AND greatest((SELECT n FROM list_total) - $5 - $4, 0) < $5
+			SELECT c.id, row_number() OVER (ORDER BY c.first_name, c.last_name, c.id) AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND greatest((SELECT n FROM list_total) - $5 - $4, 0) < $5
 			ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET greatest((SELECT n FROM list_total) - $5 - $4, 0)) r
 		 WHERE r.rn <= (SELECT n FROM list_total) - $5)
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "", $3 = "%%", $4 = 20, $5 = 3
+-- $1 = 1, $2 = "", $3 = "", $4 = 20, $5 = 3
 
 -- ============================================================================
 -- search of two letters (kept counts)
 
 WITH list_total AS (SELECT
-	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(lower($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = lower($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))) END AS n)
+	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
+	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
+	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	coalesce((
@@ -93,21 +93,21 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
+				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "od", $3 = "%od%", $4 = 20, $5 = 0
+-- $1 = 1, $2 = "od", $3 = "od", $4 = 20, $5 = 0
 
 -- ============================================================================
 -- search of three letters or more
 
 WITH list_total AS (SELECT
-	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(lower($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = lower($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))) END AS n)
+	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
+	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
+	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	coalesce((
@@ -124,9 +124,9 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
+				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "oda", $3 = "%oda%", $4 = 20, $5 = 0
+-- $1 = 1, $2 = "oda", $3 = "oda", $4 = 20, $5 = 0

@@ -81,8 +81,8 @@ WITH list_total AS (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.se
 -- search
 
 WITH list_total AS (SELECT coalesce((SELECT count(*) FROM series_publishers sp
-		         WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE lower($6)), 0) AS n),
-		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE lower($6) ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
+		         WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6)), 0) AS n),
+		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6) ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       coalesce((SELECT a.title FROM series_aliases a
 		                 WHERE a.series_id = s.id AND a.language = $5
@@ -108,4 +108,4 @@ WITH list_total AS (SELECT coalesce((SELECT count(*) FROM series_publishers sp
 		FROM page
 		JOIN series s ON s.id = page.series_id
 		ORDER BY s.name, s.id
--- $1 = 1, $2 = 1, $3 = 20, $4 = 0, $5 = "English", $6 = "%one%"
+-- $1 = 1, $2 = 1, $3 = 20, $4 = 0, $5 = "English", $6 = "one"

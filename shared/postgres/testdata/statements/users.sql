@@ -77,7 +77,7 @@ WITH  list_total AS (SELECT (SELECT n FROM user_count) AS n)
 -- search
 
 WITH matches AS MATERIALIZED (
-			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE lower($1)), list_total AS (SELECT (SELECT count(*) FROM matches u WHERE TRUE) AS n)
+			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern($1)), list_total AS (SELECT (SELECT count(*) FROM matches u WHERE TRUE) AS n)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			coalesce((
@@ -95,17 +95,17 @@ WITH matches AS MATERIALIZED (
 				) ORDER BY p.n)
 				FROM (
 					SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
-					       row_number() OVER (ORDER BY u.search) AS n
+					       row_number() OVER (ORDER BY u.search, u.id) AS n
 					FROM (
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						SELECT u.id FROM matches u WHERE TRUE ORDER BY u.search LIMIT $2 OFFSET $3
+						SELECT u.id FROM matches u WHERE TRUE ORDER BY u.search, u.id LIMIT $2 OFFSET $3
 					) k
 					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users
--- $1 = "%adm%", $2 = 20, $3 = 0
+-- $1 = "adm", $2 = 20, $3 = 0
 
 -- ============================================================================
 -- role filter

@@ -1,0 +1,52 @@
+package publishers_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mediacatalog/service/infra/testenv"
+)
+
+// TestPublicationSearchIgnoresAccents: GET /publisher/publications/{id}?search= ignores
+// case and accents in the series' names and alias titles (issue 29).
+func TestPublicationSearchIgnoresAccents(t *testing.T) {
+	h, db, _ := setup(t)
+	db.Exec(t, `INSERT INTO series (id, client_id, name, slug, type) VALUES
+		(2001, 2, 'Pokémon Adventures', 'pokemon-adventures', 'Manga'),
+		(2002, 2, 'POKÉMON Zero', 'pokemon-zero', 'Manga'),
+		(2003, 2, 'Plain Title', 'plain-title', 'Manga')`)
+	db.Exec(t, `INSERT INTO series_aliases (series_id, title, language) VALUES (2003, 'Ｐｏｋéｍｏｎ Ｗｉｄｅ', 'Japanese')`)
+	db.Exec(t, `INSERT INTO series_publishers (series_id, publisher_id) VALUES (2001, 1001), (2002, 1001), (2003, 1001)`)
+	tests := []struct{ search, want string }{
+		{"pokemon", "POKÉMON Zero,Plain Title,Pokémon Adventures"},
+		{"pokémon", "POKÉMON Zero,Plain Title,Pokémon Adventures"},
+		{"POKÉMON", "POKÉMON Zero,Plain Title,Pokémon Adventures"},
+		{"pokemon wide", "Plain Title"},
+		{"zéro", "POKÉMON Zero"},
+		{"％", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.search, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/publisher/publications/1001?client=2&search="+url.QueryEscape(tt.search), nil)
+			rec := testenv.Do(t, h, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			var got page
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range got.Publications {
+				names = append(names, p.Name)
+			}
+			if strings.Join(names, ",") != tt.want || got.Max != int64(len(names)) {
+				t.Errorf("%q max %d, want %q", strings.Join(names, ","), got.Max, tt.want)
+			}
+		})
+	}
+}
