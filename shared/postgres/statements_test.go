@@ -74,10 +74,16 @@ func TestPagedStatements(t *testing.T) {
 				_, err := db.Users(ctx, catalog.UserQuery{Order: "name-asc", Search: "adm", Limit: 20})
 				return err
 			}},
-			{"role filter", func() error { _, err := db.Users(ctx, catalog.UserQuery{Order: "name-desc", Role: 3, Limit: 20}); return err }},
+			{"role filter", func() error {
+				_, err := db.Users(ctx, catalog.UserQuery{Order: "name-desc", Role: 3, Limit: 20})
+				return err
+			}},
 		}},
 		{"contributors", []page{
-			{"first page", func() error { _, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Limit: 20}); return err }},
+			{"first page", func() error {
+				_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Limit: 20})
+				return err
+			}},
 			{"a deep page, descending", func() error {
 				_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Descending: true, Limit: 20, Offset: 3})
 				return err
