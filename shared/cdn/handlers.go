@@ -25,12 +25,17 @@ const (
 	msgSuccess   = "Success"
 )
 
-// picture is an image ready to serve.
+// picture is an image ready to serve, with its header values made once: every
+// response shares them (Header.Set and Add replace or copy a value, never write into
+// it, and net/http copies the header before it is sent).
 type picture struct {
 	data        []byte
-	contentType string
-	etag        string // strong, quoted
+	contentType []string
+	etag        []string // strong, quoted
 }
+
+// cacheControlValue is the Cache-Control value every image response shares.
+var cacheControlValue = []string{cacheControl}
 
 func newPicture(data []byte, contentType string) *picture {
 	if !strings.HasPrefix(contentType, "image/") {
@@ -40,7 +45,7 @@ func newPicture(data []byte, contentType string) *picture {
 		}
 	}
 	sum := sha256.Sum256(data)
-	return &picture{data: data, contentType: contentType, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+	return &picture{data: data, contentType: []string{contentType}, etag: []string{`"` + hex.EncodeToString(sum[:16]) + `"`}}
 }
 
 // defaults are the default images, made once: cache entries share them.
@@ -175,9 +180,9 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 // header is dropped and the whole image is the answer.
 func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 	h := w.Header()
-	h.Set("ETag", pic.etag)
-	h.Set("Cache-Control", cacheControl)
-	h.Set("Content-Type", pic.contentType)
+	h["Etag"] = pic.etag
+	h["Cache-Control"] = cacheControlValue
+	h["Content-Type"] = pic.contentType
 	if r.Header.Get("Range") != "" {
 		whole := *r
 		whole.Header = r.Header.Clone()

@@ -106,9 +106,15 @@ func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// copyBuffers hold copyBody's buffers: larger than a served image, so that one goes out
+// copiers hold copyBody's buffers: larger than a served image, so that one goes out
 // in one Write, as a handler writing it from memory would.
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+var copiers = sync.Pool{New: func() any { return &copier{buf: make([]byte, 64<<10)} }}
+
+// copier is a pooled copy buffer and the writer it copies to.
+type copier struct {
+	buf []byte
+	dst writerOnly
+}
 
 // copyBody copies src into w with a pooled buffer: the ReadFrom of the middleware's
 // response writers. A writer that hid io.ReaderFrom would have io.Copy allocate (and
@@ -116,26 +122,55 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // through it, writes the header and the first 512 bytes on their own, then allocates
 // the same buffer in package net for a source that is not a file or a connection.
 func copyBody(w io.Writer, src io.Reader) (int64, error) {
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
-	return io.CopyBuffer(writerOnly{w}, src, *buf)
+	c := copiers.Get().(*copier)
+	c.dst.Writer = w
+	n, err := io.CopyBuffer(&c.dst, src, c.buf)
+	c.dst.Writer = nil
+	copiers.Put(c)
+	return n, err
 }
 
 // writerOnly hides every method but Write, so that io.CopyBuffer uses the buffer.
 type writerOnly struct{ io.Writer }
 
+// logRequests writes the request line of each request once it is answered. What a
+// request needs of it (its logger, the response writer that counts status and bytes)
+// is one allocation, a requestState.
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := RequestID(r)
-		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, &requestLogger{base: log, id: id}))
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
+		st := &requestState{Context: r.Context()}
+		st.logger = requestLogger{base: log, id: RequestID(r)}
+		st.writer.ResponseWriter = w
+		next.ServeHTTP(&st.writer, r.WithContext(st))
+		ctx := r.Context()
+		if !log.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		// The record is made here, not by Logger.LogAttrs, which would also take the
+		// caller's stack for a source the handler is not asked to write.
 		// The path, never the query string: it may carry OAuth codes and states.
-		log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", id),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
-			slog.Int("bytes", sw.bytes), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		rec.AddAttrs(slog.String("request_id", st.logger.id),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", st.writer.status),
+			slog.Int("bytes", st.writer.bytes), slog.Int64("duration_ms", rec.Time.Sub(start).Milliseconds()))
+		_ = log.Handler().Handle(ctx, rec)
 	})
+}
+
+// requestState is a request's context as logRequests passes it on: the request's
+// logger under loggerKey, and its response writer.
+type requestState struct {
+	context.Context
+	logger requestLogger
+	writer statusWriter
+}
+
+func (s *requestState) Value(key any) any {
+	if key == (loggerKey{}) {
+		return &s.logger
+	}
+	return s.Context.Value(key)
 }
 
 // requestLogger is a request's logger (Logger), made on first use: most requests log
