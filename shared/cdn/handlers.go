@@ -107,6 +107,10 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			httpapi.Error(w, r, err)
 			return
 		}
+		// An image answered (200 or 304) writes no request line: API Gateway's access
+		// log has every request, the line is a large part of this route's cost, and
+		// CloudWatch would bill it on the service's most frequent request. Errors keep it.
+		httpapi.LogErrorsOnly(r)
 		serve(w, r, pic)
 	})
 }

@@ -144,7 +144,7 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		st.writer.ResponseWriter = w
 		next.ServeHTTP(&st.writer, r.WithContext(st))
 		ctx := r.Context()
-		if !log.Enabled(ctx, slog.LevelInfo) {
+		if (st.logger.errorsOnly && st.writer.status < http.StatusBadRequest) || !log.Enabled(ctx, slog.LevelInfo) {
 			return
 		}
 		// The record is made here, not by Logger.LogAttrs, which would also take the
@@ -176,10 +176,22 @@ func (s *requestState) Value(key any) any {
 // requestLogger is a request's logger (Logger), made on first use: most requests log
 // only their request line, which needs no logger of its own.
 type requestLogger struct {
-	base *slog.Logger
-	id   string
-	once sync.Once
-	l    *slog.Logger
+	base       *slog.Logger
+	id         string
+	errorsOnly bool // LogErrorsOnly
+	once       sync.Once
+	l          *slog.Logger
+}
+
+// LogErrorsOnly asks the middleware to write the request line of r only if its
+// status is 400 or more. It is for a route whose successful answers are many, cheap and
+// recorded elsewhere: the avatar route, whose every request API Gateway's access log
+// records (request id, address, route, status, latency) and most of which CloudFront
+// answers without reaching the function. What the handler logs itself is unchanged.
+func LogErrorsOnly(r *http.Request) {
+	if rl, ok := r.Context().Value(loggerKey{}).(*requestLogger); ok {
+		rl.errorsOnly = true
+	}
 }
 
 func (rl *requestLogger) get() *slog.Logger {
