@@ -83,13 +83,13 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
-		canonical := avatarBase + raw
 		res := r.PathValue("res")
+		suffix := "" // of the canonical path, after the id
 		switch {
 		case res == "":
 			res = imageset.Scaled
 		case res == imageset.Scaled || res == imageset.High:
-			canonical += "/" + res
+			suffix = res
 		case strings.EqualFold(res, imageset.Scaled) || strings.EqualFold(res, imageset.High):
 			httpapi.Error(w, r, userNotFound())
 			return
@@ -98,7 +98,7 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			return
 		}
 		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw || r.URL.EscapedPath() != canonical {
+		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw || !canonicalPath(r.URL.EscapedPath(), raw, suffix) {
 			httpapi.Error(w, r, userNotFound())
 			return
 		}
@@ -117,6 +117,23 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 
 // avatarBase is the path of the avatars, before the user id.
 const avatarBase = "/user/avatar/"
+
+// canonicalPath reports whether path is avatarBase + id, followed by "/" + res when
+// res is not empty: the comparison without building that string on every request.
+func canonicalPath(path, id, res string) bool {
+	rest, ok := strings.CutPrefix(path, avatarBase)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, id)
+	if !ok {
+		return false
+	}
+	if res == "" {
+		return rest == ""
+	}
+	return len(rest) == 1+len(res) && rest[0] == '/' && rest[1:] == res
+}
 
 func userNotFound() error { return apperr.New(apperr.NotFound, apperr.MsgUserNotFound) }
 

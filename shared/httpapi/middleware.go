@@ -228,11 +228,20 @@ var (
 	corsHeaders = strings.Join(CORSHeaders, ", ")
 )
 
+// varyAcceptEncodingOrigin is the Vary value of Compress and cors, one line shared by
+// every response as varyAcceptEncoding is (a list in one line means the same as its
+// items in several lines).
+var varyAcceptEncodingOrigin = []string{"Accept-Encoding, Origin"}
+
 func cors(origins []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		h := w.Header()
-		h.Add("Vary", "Origin")
+		if v := h["Vary"]; len(v) == 1 && v[0] == "Accept-Encoding" {
+			h["Vary"] = varyAcceptEncodingOrigin // Compress's and this one: one line
+		} else {
+			h.Add("Vary", "Origin")
+		}
 		allowed := origin != "" && slices.Contains(origins, strings.TrimRight(origin, "/"))
 		if allowed {
 			h.Set("Access-Control-Allow-Origin", origin)

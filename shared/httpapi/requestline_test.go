@@ -90,3 +90,36 @@ func TestRequestLine(t *testing.T) {
 		})
 	}
 }
+
+// TestVary: every answer through the middleware names Accept-Encoding (Compress) and
+// Origin (CORS) in Vary, in one line when nothing else set Vary before them, and keeps
+// what a handler adds after them.
+func TestVary(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler string // a Vary the handler adds
+		want    []string
+	}{
+		{"middleware only", "", []string{"Accept-Encoding, Origin"}},
+		{"and the handler's", "Cookie", []string{"Accept-Encoding, Origin", "Cookie"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := httpapi.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.handler != "" {
+					w.Header().Add("Vary", tc.handler)
+				}
+				w.Header().Set("Content-Type", "image/jpeg")
+				_, _ = w.Write([]byte("abc"))
+			}), httpapi.Options{Log: slog.New(slog.DiscardHandler)})
+			for _, accept := range []string{"", "gzip"} {
+				rec := httptest.NewRecorder()
+				req := httptest.NewRequest(http.MethodGet, "/user/avatar/3", nil)
+				req.Header.Set("Accept-Encoding", accept)
+				h.ServeHTTP(rec, req)
+				if got := rec.Header()["Vary"]; strings.Join(got, "|") != strings.Join(tc.want, "|") {
+					t.Errorf("Accept-Encoding %q: Vary %q, want %q", accept, got, tc.want)
+				}
+			}
+		})
+	}
+}
