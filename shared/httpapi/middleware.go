@@ -52,8 +52,10 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 
 // RequestID is the id the platform gave the request (the Lambda request id under
 // Lambda), else a random one.
-func RequestID(r *http.Request) string {
-	if id, ok := r.Context().Value(requestIDKey{}).(string); ok && id != "" {
+func RequestID(r *http.Request) string { return requestIDOf(r.Context()) }
+
+func requestIDOf(ctx context.Context) string {
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok && id != "" {
 		return id
 	}
 	var b [8]byte
@@ -140,7 +142,7 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &requestState{Context: r.Context()}
-		st.logger = requestLogger{base: log, id: RequestID(r)}
+		st.logger = requestLogger{base: log, ctx: r.Context()}
 		st.writer.ResponseWriter = w
 		next.ServeHTTP(&st.writer, r.WithContext(st))
 		ctx := r.Context()
@@ -151,7 +153,7 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		// caller's stack for a source the handler is not asked to write.
 		// The path, never the query string: it may carry OAuth codes and states.
 		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-		rec.AddAttrs(slog.String("request_id", st.logger.id),
+		rec.AddAttrs(slog.String("request_id", st.logger.requestID()),
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", st.writer.status),
 			slog.Int("bytes", st.writer.bytes), slog.Int64("duration_ms", rec.Time.Sub(start).Milliseconds()))
 		_ = log.Handler().Handle(ctx, rec)
@@ -173,14 +175,22 @@ func (s *requestState) Value(key any) any {
 	return s.Context.Value(key)
 }
 
-// requestLogger is a request's logger (Logger), made on first use: most requests log
-// only their request line, which needs no logger of its own.
+// requestLogger is a request's logger (Logger) and id, each made on first use: most
+// requests log only their request line, which needs no logger of its own, and an image
+// of the avatar route logs nothing (LogErrorsOnly), so needs no id.
 type requestLogger struct {
 	base       *slog.Logger
+	ctx        context.Context // the request's, for its id
+	errorsOnly bool            // LogErrorsOnly
+	idOnce     sync.Once
 	id         string
-	errorsOnly bool // LogErrorsOnly
 	once       sync.Once
 	l          *slog.Logger
+}
+
+func (rl *requestLogger) requestID() string {
+	rl.idOnce.Do(func() { rl.id = requestIDOf(rl.ctx) })
+	return rl.id
 }
 
 // LogErrorsOnly asks the middleware to write the request line of r only if its
@@ -195,7 +205,7 @@ func LogErrorsOnly(r *http.Request) {
 }
 
 func (rl *requestLogger) get() *slog.Logger {
-	rl.once.Do(func() { rl.l = rl.base.With("request_id", rl.id) })
+	rl.once.Do(func() { rl.l = rl.base.With("request_id", rl.requestID()) })
 	return rl.l
 }
 
