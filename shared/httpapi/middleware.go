@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -28,18 +29,18 @@ type Options struct {
 	RequestTimeout time.Duration
 }
 
-// Wrap applies the shared middleware, outermost first: request logging with the
-// request id, gzip compression (compress.go), panic recovery into a 500 Response Model,
-// CORS, the guard of writes (from the frontend only, bodies as JSON only: origin.go),
-// the request's deadline, and the refusal of path and query text that is not valid
-// UTF-8 or holds NUL.
+// Wrap applies the shared middleware, outermost first: the request's work context
+// (its deadline, deadline.go, and its logger with the request id) and request line,
+// gzip compression (compress.go), panic recovery into a 500 Response Model, CORS, the
+// guard of writes (from the frontend only, bodies as JSON only: origin.go), and the
+// refusal of path and query text that is not valid UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, Compress(recoverPanics(cors(opts.CORSOrigins,
-		guardWrites(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h)))))))
+	return logRequests(log, opts.RequestTimeout, Compress(recoverPanics(cors(opts.CORSOrigins,
+		guardWrites(opts.CORSOrigins, checkText(h))))))
 }
 
 type requestIDKey struct{}
@@ -135,18 +136,24 @@ func copyBody(w io.Writer, src io.Reader) (int64, error) {
 // writerOnly hides every method but Write, so that io.CopyBuffer uses the buffer.
 type writerOnly struct{ io.Writer }
 
-// logRequests writes the request line of each request once it is answered. What a
-// request needs of it (its logger, the response writer that counts status and bytes)
-// is one allocation, a requestState.
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// logRequests gives each request its work context (workContext: its deadline, its
+// logger) and writes its request line once it is answered. What a request needs of it
+// (the context's values, its logger, the response writer that counts status and
+// bytes) is one allocation, a requestState, and one copy of the request.
+func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{Context: r.Context()}
-		st.logger = requestLogger{base: log, ctx: r.Context()}
+		parent := r.Context()
+		st := &requestState{}
+		st.logger = requestLogger{base: log, ctx: parent}
 		st.writer.ResponseWriter = w
-		next.ServeHTTP(&st.writer, r.WithContext(st))
-		ctx := r.Context()
-		if (st.logger.errorsOnly && st.writer.status < http.StatusBadRequest) || !log.Enabled(ctx, slog.LevelInfo) {
+		ctx, cancel := workContext(st, parent, timeout, start)
+		defer cancel()
+		next.ServeHTTP(&st.writer, r.WithContext(ctx))
+		if errors.Is(parent.Err(), context.Canceled) {
+			Logger(ctx).Info("client went away before the answer", "method", r.Method, "path", r.URL.Path)
+		}
+		if (st.logger.errorsOnly && st.writer.status < http.StatusBadRequest) || !log.Enabled(parent, slog.LevelInfo) {
 			return
 		}
 		// The record is made here, not by Logger.LogAttrs, which would also take the
@@ -156,23 +163,35 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		rec.AddAttrs(slog.String("request_id", st.logger.requestID()),
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", st.writer.status),
 			slog.Int("bytes", st.writer.bytes), slog.Int64("duration_ms", rec.Time.Sub(start).Milliseconds()))
-		_ = log.Handler().Handle(ctx, rec)
+		_ = log.Handler().Handle(parent, rec)
 	})
 }
 
-// requestState is a request's context as logRequests passes it on: the request's
-// logger under loggerKey, and its response writer.
+// requestState is the parent of a request's work context (workContext): the values of
+// the request's context, not its cancellation (values is context.WithoutCancel of it),
+// the request's logger under loggerKey and its grace deadline under graceKey; and the
+// request's response writer.
 type requestState struct {
-	context.Context
+	values context.Context
+	grace  time.Time // zero: no deadline
 	logger requestLogger
 	writer statusWriter
 }
 
+func (s *requestState) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (s *requestState) Done() <-chan struct{}       { return nil }
+func (s *requestState) Err() error                  { return nil }
+
 func (s *requestState) Value(key any) any {
-	if key == (loggerKey{}) {
+	switch key.(type) {
+	case loggerKey:
 		return &s.logger
+	case graceKey:
+		if !s.grace.IsZero() {
+			return s.grace
+		}
 	}
-	return s.Context.Value(key)
+	return s.values.Value(key)
 }
 
 // requestLogger is a request's logger (Logger) and id, each made on first use: most
