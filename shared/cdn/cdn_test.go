@@ -246,6 +246,43 @@ func TestConditional(t *testing.T) {
 	}
 }
 
+// TestRequestLines: an image answered (200, 304) writes no request line (API
+// Gateway's access log records those requests); every error answer of the route still
+// writes one.
+func TestRequestLines(t *testing.T) {
+	w := newWorld(t)
+	var logs bytes.Buffer
+	d := cdn.Deps{Users: w.db.DB, Files: w.files, CacheBytes: 1 << 20}
+	h := httpapi.Wrap(httpapi.NewMux(cdn.Routes(d)), httpapi.Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	high := fmt.Sprintf("/user/avatar/%d/high", w.jpegUser)
+	etag := get(t, h, high).Header().Get("ETag")
+	tests := []struct {
+		path, ifNoneMatch string
+		status            int
+		line              bool
+	}{
+		{high, "", http.StatusOK, false},
+		{high, etag, http.StatusNotModified, false},
+		{fmt.Sprintf("/user/avatar/%d", demo.MemberUserID), "", http.StatusOK, false}, // the default image
+		{"/user/avatar/999999/high", "", http.StatusNotFound, true},
+		{fmt.Sprintf("/user/avatar/%d/HIGH", w.jpegUser), "", http.StatusNotFound, true},
+		{fmt.Sprintf("/user/avatar/%d/medium", w.jpegUser), "", http.StatusBadRequest, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path+" "+tc.ifNoneMatch, func(t *testing.T) {
+			logs.Reset()
+			rec := get(t, h, tc.path, "If-None-Match", tc.ifNoneMatch)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d", rec.Code, tc.status)
+			}
+			line := strings.Contains(logs.String(), `"msg":"request"`)
+			if line != tc.line || (line && !strings.Contains(logs.String(), `"status":`+strconv.Itoa(tc.status))) {
+				t.Errorf("request line %v, want %v: %s", line, tc.line, logs.String())
+			}
+		})
+	}
+}
+
 // Range requests get the whole image, 200, as the spec answers (no 206, no 416).
 func TestRangeIgnored(t *testing.T) {
 	w := newWorld(t)

@@ -25,12 +25,17 @@ const (
 	msgSuccess   = "Success"
 )
 
-// picture is an image ready to serve.
+// picture is an image ready to serve, with its header values made once: every
+// response shares them (Header.Set and Add replace or copy a value, never write into
+// it, and net/http copies the header before it is sent).
 type picture struct {
 	data        []byte
-	contentType string
-	etag        string // strong, quoted
+	contentType []string
+	etag        []string // strong, quoted
 }
+
+// cacheControlValue is the Cache-Control value every image response shares.
+var cacheControlValue = []string{cacheControl}
 
 func newPicture(data []byte, contentType string) *picture {
 	if !strings.HasPrefix(contentType, "image/") {
@@ -40,7 +45,7 @@ func newPicture(data []byte, contentType string) *picture {
 		}
 	}
 	sum := sha256.Sum256(data)
-	return &picture{data: data, contentType: contentType, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+	return &picture{data: data, contentType: []string{contentType}, etag: []string{`"` + hex.EncodeToString(sum[:16]) + `"`}}
 }
 
 // defaults are the default images, made once: cache entries share them.
@@ -78,13 +83,13 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
-		canonical := avatarBase + raw
 		res := r.PathValue("res")
+		suffix := "" // of the canonical path, after the id
 		switch {
 		case res == "":
 			res = imageset.Scaled
 		case res == imageset.Scaled || res == imageset.High:
-			canonical += "/" + res
+			suffix = res
 		case strings.EqualFold(res, imageset.Scaled) || strings.EqualFold(res, imageset.High):
 			httpapi.Error(w, r, userNotFound())
 			return
@@ -93,7 +98,7 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			return
 		}
 		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw || r.URL.EscapedPath() != canonical {
+		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw || !canonicalPath(r.URL.EscapedPath(), raw, suffix) {
 			httpapi.Error(w, r, userNotFound())
 			return
 		}
@@ -102,12 +107,33 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			httpapi.Error(w, r, err)
 			return
 		}
+		// An image answered (200 or 304) writes no request line: API Gateway's access
+		// log has every request, the line is a large part of this route's cost, and
+		// CloudWatch would bill it on the service's most frequent request. Errors keep it.
+		httpapi.LogErrorsOnly(r)
 		serve(w, r, pic)
 	})
 }
 
 // avatarBase is the path of the avatars, before the user id.
 const avatarBase = "/user/avatar/"
+
+// canonicalPath reports whether path is avatarBase + id, followed by "/" + res when
+// res is not empty: the comparison without building that string on every request.
+func canonicalPath(path, id, res string) bool {
+	rest, ok := strings.CutPrefix(path, avatarBase)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, id)
+	if !ok {
+		return false
+	}
+	if res == "" {
+		return rest == ""
+	}
+	return len(rest) == 1+len(res) && rest[0] == '/' && rest[1:] == res
+}
 
 func userNotFound() error { return apperr.New(apperr.NotFound, apperr.MsgUserNotFound) }
 
@@ -175,9 +201,9 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 // header is dropped and the whole image is the answer.
 func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 	h := w.Header()
-	h.Set("ETag", pic.etag)
-	h.Set("Cache-Control", cacheControl)
-	h.Set("Content-Type", pic.contentType)
+	h["Etag"] = pic.etag
+	h["Cache-Control"] = cacheControlValue
+	h["Content-Type"] = pic.contentType
 	if r.Header.Get("Range") != "" {
 		whole := *r
 		whole.Header = r.Header.Clone()

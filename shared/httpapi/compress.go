@@ -34,7 +34,11 @@ var gzipWriters = sync.Pool{New: func() any {
 // body is JSON or text of at least gzipMinSize bytes and not encoded already.
 func Compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Add("Vary", "Accept-Encoding")
+		if h := w.Header(); len(h["Vary"]) == 0 {
+			h["Vary"] = varyAcceptEncoding
+		} else {
+			h.Add("Vary", "Accept-Encoding")
+		}
 		if r.Method == http.MethodHead || !acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			next.ServeHTTP(w, r)
 			return
@@ -45,10 +49,17 @@ func Compress(next http.Handler) http.Handler {
 	})
 }
 
+// varyAcceptEncoding is the Vary value of Compress, one slice for every response:
+// Header.Add and Set never write into a value they find (Add appends to a slice of
+// capacity 1, so copies it), and net/http copies the header before it is sent.
+var varyAcceptEncoding = []string{"Accept-Encoding"}
+
 // acceptsGzip reports whether an Accept-Encoding value allows gzip (gzip or *, without
 // q=0).
 func acceptsGzip(header string) bool {
-	for _, part := range strings.Split(header, ",") {
+	for rest := header; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		name = strings.ToLower(strings.TrimSpace(name))
 		if name != "gzip" && name != "x-gzip" && name != "*" {

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"time"
 )
 
@@ -21,32 +19,47 @@ const (
 
 type graceKey struct{}
 
-// withDeadline runs the request with its work deadline. The handler's context is not
-// cancelled when the client goes away (a half-closed connection cancels it in
-// net/http): the request finishes within its deadline, so a write is either committed
-// and answered or rolled back, never cut in the middle; a client that left is logged
-// as such.
-func withDeadline(timeout time.Duration, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		parent := r.Context()
-		var deadline time.Time
-		if timeout > 0 {
-			deadline = time.Now().Add(timeout)
-		}
-		if d, ok := parent.Deadline(); ok && (deadline.IsZero() || d.Add(-LambdaMargin).Before(deadline)) {
-			deadline = d.Add(-LambdaMargin)
-		}
-		ctx := context.WithoutCancel(parent)
-		if !deadline.IsZero() {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(context.WithValue(ctx, graceKey{}, deadline.Add(Grace)), deadline)
-			defer cancel()
-		}
-		next.ServeHTTP(w, r.WithContext(ctx))
-		if errors.Is(parent.Err(), context.Canceled) {
-			Logger(ctx).Info("client went away before the answer", "method", r.Method, "path", r.URL.Path)
-		}
-	})
+// workContext returns the context of a request's work, whose parent is the request's
+// context, and the function that ends it. It is not cancelled when the client goes
+// away (a half-closed connection cancels the request's context in net/http): the
+// request finishes within its deadline, so a write is either committed and answered or
+// rolled back, never cut in the middle (logRequests logs a client that left as such).
+// It ends at the work deadline; st, the request's state, becomes its values' parent.
+func workContext(st *requestState, parent context.Context, timeout time.Duration, now time.Time) (context.Context, context.CancelFunc) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = now.Add(timeout)
+	}
+	if d, ok := invocationDeadline(parent); ok && (deadline.IsZero() || d.Add(-LambdaMargin).Before(deadline)) {
+		deadline = d.Add(-LambdaMargin)
+	}
+	st.values = context.WithoutCancel(parent)
+	if deadline.IsZero() {
+		return st, func() {}
+	}
+	st.grace = deadline.Add(Grace)
+	return context.WithDeadline(st, deadline)
+}
+
+type invocationKey struct{}
+
+// WithInvocationDeadline gives the requests of ctx the deadline of the invocation
+// that serves them, as Lambda's context carries one: the local server gives each
+// request its function's. The middleware reads it and the context's own deadline
+// alike; a value costs less than a context with a timer, and nothing before the
+// middleware, which detaches the request's work from its context, would be cancelled
+// by it.
+func WithInvocationDeadline(ctx context.Context, d time.Time) context.Context {
+	return context.WithValue(ctx, invocationKey{}, d)
+}
+
+// invocationDeadline is the earlier of ctx's deadline and its WithInvocationDeadline.
+func invocationDeadline(ctx context.Context) (time.Time, bool) {
+	d, ok := ctx.Deadline()
+	if v, set := ctx.Value(invocationKey{}).(time.Time); set && (!ok || v.Before(d)) {
+		d, ok = v, true
+	}
+	return d, ok
 }
 
 // Detached returns a context for work that must finish once a request's outcome is

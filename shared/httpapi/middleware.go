@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -28,18 +29,18 @@ type Options struct {
 	RequestTimeout time.Duration
 }
 
-// Wrap applies the shared middleware, outermost first: request logging with the
-// request id, gzip compression (compress.go), panic recovery into a 500 Response Model,
-// CORS, the guard of writes (from the frontend only, bodies as JSON only: origin.go),
-// the request's deadline, and the refusal of path and query text that is not valid
-// UTF-8 or holds NUL.
+// Wrap applies the shared middleware, outermost first: the request's work context
+// (its deadline, deadline.go, and its logger with the request id) and request line,
+// gzip compression (compress.go), panic recovery into a 500 Response Model, CORS, the
+// guard of writes (from the frontend only, bodies as JSON only: origin.go), and the
+// refusal of path and query text that is not valid UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, Compress(recoverPanics(cors(opts.CORSOrigins,
-		guardWrites(opts.CORSOrigins, withDeadline(opts.RequestTimeout, checkText(h)))))))
+	return logRequests(log, opts.RequestTimeout, Compress(recoverPanics(cors(opts.CORSOrigins,
+		guardWrites(opts.CORSOrigins, checkText(h))))))
 }
 
 type requestIDKey struct{}
@@ -52,8 +53,10 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 
 // RequestID is the id the platform gave the request (the Lambda request id under
 // Lambda), else a random one.
-func RequestID(r *http.Request) string {
-	if id, ok := r.Context().Value(requestIDKey{}).(string); ok && id != "" {
+func RequestID(r *http.Request) string { return requestIDOf(r.Context()) }
+
+func requestIDOf(ctx context.Context) string {
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok && id != "" {
 		return id
 	}
 	var b [8]byte
@@ -106,9 +109,15 @@ func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// copyBuffers hold copyBody's buffers: larger than a served image, so that one goes out
+// copiers hold copyBody's buffers: larger than a served image, so that one goes out
 // in one Write, as a handler writing it from memory would.
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+var copiers = sync.Pool{New: func() any { return &copier{buf: make([]byte, 64<<10)} }}
+
+// copier is a pooled copy buffer and the writer it copies to.
+type copier struct {
+	buf []byte
+	dst writerOnly
+}
 
 // copyBody copies src into w with a pooled buffer: the ReadFrom of the middleware's
 // response writers. A writer that hid io.ReaderFrom would have io.Copy allocate (and
@@ -116,39 +125,106 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // through it, writes the header and the first 512 bytes on their own, then allocates
 // the same buffer in package net for a source that is not a file or a connection.
 func copyBody(w io.Writer, src io.Reader) (int64, error) {
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
-	return io.CopyBuffer(writerOnly{w}, src, *buf)
+	c := copiers.Get().(*copier)
+	c.dst.Writer = w
+	n, err := io.CopyBuffer(&c.dst, src, c.buf)
+	c.dst.Writer = nil
+	copiers.Put(c)
+	return n, err
 }
 
 // writerOnly hides every method but Write, so that io.CopyBuffer uses the buffer.
 type writerOnly struct{ io.Writer }
 
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// logRequests gives each request its work context (workContext: its deadline, its
+// logger) and writes its request line once it is answered. What a request needs of it
+// (the context's values, its logger, the response writer that counts status and
+// bytes) is one allocation, a requestState, and one copy of the request.
+func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := RequestID(r)
-		r = r.WithContext(context.WithValue(r.Context(), loggerKey{}, &requestLogger{base: log, id: id}))
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
+		parent := r.Context()
+		st := &requestState{}
+		st.logger = requestLogger{base: log, ctx: parent}
+		st.writer.ResponseWriter = w
+		ctx, cancel := workContext(st, parent, timeout, start)
+		defer cancel()
+		next.ServeHTTP(&st.writer, r.WithContext(ctx))
+		if errors.Is(parent.Err(), context.Canceled) {
+			Logger(ctx).Info("client went away before the answer", "method", r.Method, "path", r.URL.Path)
+		}
+		if (st.logger.errorsOnly && st.writer.status < http.StatusBadRequest) || !log.Enabled(parent, slog.LevelInfo) {
+			return
+		}
+		// The record is made here, not by Logger.LogAttrs, which would also take the
+		// caller's stack for a source the handler is not asked to write.
 		// The path, never the query string: it may carry OAuth codes and states.
-		log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", id),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status),
-			slog.Int("bytes", sw.bytes), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		rec.AddAttrs(slog.String("request_id", st.logger.requestID()),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", st.writer.status),
+			slog.Int("bytes", st.writer.bytes), slog.Int64("duration_ms", rec.Time.Sub(start).Milliseconds()))
+		_ = log.Handler().Handle(parent, rec)
 	})
 }
 
-// requestLogger is a request's logger (Logger), made on first use: most requests log
-// only their request line, which needs no logger of its own.
+// requestState is the parent of a request's work context (workContext): the values of
+// the request's context, not its cancellation (values is context.WithoutCancel of it),
+// the request's logger under loggerKey and its grace deadline under graceKey; and the
+// request's response writer.
+type requestState struct {
+	values context.Context
+	grace  time.Time // zero: no deadline
+	logger requestLogger
+	writer statusWriter
+}
+
+func (s *requestState) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (s *requestState) Done() <-chan struct{}       { return nil }
+func (s *requestState) Err() error                  { return nil }
+
+func (s *requestState) Value(key any) any {
+	switch key.(type) {
+	case loggerKey:
+		return &s.logger
+	case graceKey:
+		if !s.grace.IsZero() {
+			return s.grace
+		}
+	}
+	return s.values.Value(key)
+}
+
+// requestLogger is a request's logger (Logger) and id, each made on first use: most
+// requests log only their request line, which needs no logger of its own, and an image
+// of the avatar route logs nothing (LogErrorsOnly), so needs no id.
 type requestLogger struct {
-	base *slog.Logger
-	id   string
-	once sync.Once
-	l    *slog.Logger
+	base       *slog.Logger
+	ctx        context.Context // the request's, for its id
+	errorsOnly bool            // LogErrorsOnly
+	idOnce     sync.Once
+	id         string
+	once       sync.Once
+	l          *slog.Logger
+}
+
+func (rl *requestLogger) requestID() string {
+	rl.idOnce.Do(func() { rl.id = requestIDOf(rl.ctx) })
+	return rl.id
+}
+
+// LogErrorsOnly asks the middleware to write the request line of r only if its
+// status is 400 or more. It is for a route whose successful answers are many, cheap and
+// recorded elsewhere: the avatar route, whose every request API Gateway's access log
+// records (request id, address, route, status, latency) and most of which CloudFront
+// answers without reaching the function. What the handler logs itself is unchanged.
+func LogErrorsOnly(r *http.Request) {
+	if rl, ok := r.Context().Value(loggerKey{}).(*requestLogger); ok {
+		rl.errorsOnly = true
+	}
 }
 
 func (rl *requestLogger) get() *slog.Logger {
-	rl.once.Do(func() { rl.l = rl.base.With("request_id", rl.id) })
+	rl.once.Do(func() { rl.l = rl.base.With("request_id", rl.requestID()) })
 	return rl.l
 }
 
@@ -181,11 +257,20 @@ var (
 	corsHeaders = strings.Join(CORSHeaders, ", ")
 )
 
+// varyAcceptEncodingOrigin is the Vary value of Compress and cors, one line shared by
+// every response as varyAcceptEncoding is (a list in one line means the same as its
+// items in several lines).
+var varyAcceptEncodingOrigin = []string{"Accept-Encoding, Origin"}
+
 func cors(origins []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		h := w.Header()
-		h.Add("Vary", "Origin")
+		if v := h["Vary"]; len(v) == 1 && v[0] == "Accept-Encoding" {
+			h["Vary"] = varyAcceptEncodingOrigin // Compress's and this one: one line
+		} else {
+			h.Add("Vary", "Origin")
+		}
 		allowed := origin != "" && slices.Contains(origins, strings.TrimRight(origin, "/"))
 		if allowed {
 			h.Set("Access-Control-Allow-Origin", origin)

@@ -72,7 +72,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	status := e.Code.Status()
 	if status >= 500 && errors.Is(err, context.Canceled) {
 		// Cancelled from outside, not failed: the client went away (the handlers'
-		// contexts outlive a disconnect, see withDeadline, so this is a caller that
+		// contexts outlive a disconnect, see workContext, so this is a caller that
 		// cancelled its own call). No 500 is counted; nobody reads the answer.
 		log.Warn("request cancelled by the client", "error", err.Error())
 		Message(w, r, StatusClientClosedRequest, "Client closed request")

@@ -120,9 +120,12 @@ func Serve(ctx context.Context, h http.Handler, addr string, log *slog.Logger) e
 // before the server would close the connection.
 const WriteTimeout = 60 * time.Second
 
-// ServeListener serves on an existing listener until ctx is done.
-func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *slog.Logger) error {
-	srv := &http.Server{
+// NewServer is the net/http server of the local and standalone servers: its timeouts
+// bound slow clients, and each request sets the connection's deadlines from them.
+// Benchmarks serve their reference handlers with it, so that a comparison is between
+// handlers, not server settings.
+func NewServer(h http.Handler) *http.Server {
+	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
@@ -130,6 +133,11 @@ func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *sl
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// ServeListener serves on an existing listener until ctx is done.
+func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *slog.Logger) error {
+	srv := NewServer(h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if log != nil {

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mediacatalog/service/infra/apidocs"
 	"github.com/mediacatalog/service/infra/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
@@ -40,24 +42,29 @@ func functionTimeouts(ctx context.Context, a *app.App) (map[string]time.Duration
 	return out, nil
 }
 
-// lambdaDeadlines gives each request the deadline Lambda gives an invocation of the
-// function that serves its route (its Timeout from now). The service's middleware then
-// ends the request's work LambdaMargin before it, as it does on Lambda, so a request
-// waits locally no longer than the deployed function may run (REQUEST_TIMEOUT, when
-// shorter, still wins). Other paths (the API reference, unknown routes) keep
-// REQUEST_TIMEOUT alone.
-func lambdaDeadlines(next http.Handler, timeouts map[string]time.Duration) http.Handler {
-	routes := http.NewServeMux()
-	for pattern := range timeouts {
-		routes.Handle(pattern, http.NotFoundHandler())
+// routes is the local server's one ServeMux: the API reference at apidocs.Path (docs),
+// each API route (the patterns of timeouts) with the deadline Lambda gives an
+// invocation of the function that serves it (its Timeout from now), and every other
+// path to api. The service's middleware then ends the request's work LambdaMargin
+// before that deadline, as it does on Lambda, so a request waits locally no longer
+// than the deployed function may run (REQUEST_TIMEOUT, when shorter, still wins).
+// Other paths (the API reference, unknown routes) keep REQUEST_TIMEOUT alone. The
+// routes share the mux with the reference, so a request is routed once here (and
+// once more by the API's own mux, as on Lambda).
+func routes(api, docs http.Handler, timeouts map[string]time.Duration) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle(apidocs.Path, docs)
+	mux.Handle(apidocs.Path+"/", docs)
+	for pattern, d := range timeouts {
+		mux.Handle(pattern, lambdaDeadline(api, d))
 	}
+	mux.Handle("/", api)
+	return mux
+}
+
+// lambdaDeadline gives each request the deadline of an invocation of timeout from now.
+func lambdaDeadline(next http.Handler, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pattern := routes.Handler(r)
-		if d, ok := timeouts[pattern]; ok {
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			r = r.WithContext(ctx)
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(httpapi.WithInvocationDeadline(r.Context(), time.Now().Add(timeout))))
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/mediacatalog/service/infra/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
 )
 
 // TestLambdaDeadlines: locally each route's request carries the deadline of its
@@ -41,11 +43,14 @@ func TestLambdaDeadlines(t *testing.T) {
 	}
 	var got time.Duration
 	var has bool
-	h := lambdaDeadlines(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// What the service's handlers see, through its middleware (no REQUEST_TIMEOUT): the
+	// invocation's deadline less LambdaMargin.
+	see := httpapi.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var d time.Time
 		d, has = r.Context().Deadline()
-		got = time.Until(d)
-	}), timeouts)
+		got = time.Until(d) + httpapi.LambdaMargin
+	}), httpapi.Options{Log: slog.New(slog.DiscardHandler)})
+	h := routes(see, see, timeouts)
 	for _, tc := range []struct {
 		method, path, function string
 	}{

@@ -14,7 +14,6 @@ import (
 	"io"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,14 +149,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
-	h := http.NewServeMux()
-	h.Handle(apidocs.Path, docs)
-	h.Handle(apidocs.Path+"/", docs)
 	timeouts, err := functionTimeouts(ctx, a)
 	if err != nil {
 		return err
 	}
-	h.Handle("/", lambdaDeadlines(api, timeouts))
+	h := routes(api, docs, timeouts)
 	// make token and other commands find the running stack here.
 	envFile := filepath.Join(absDir, "stack.env")
 	if err := writeEnvFile(envFile, cfg); err != nil {
