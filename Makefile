@@ -54,10 +54,11 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 # and prints, per function, the median of (time to first response - hello world's)
 # against the 10 ms target and the stripped linux/arm64 size against 15 MB: medians of
 # pairs need a fixed count, a time-based b.N gives too few on a busy machine.
-# BenchmarkAvatarServer (infra/cmd/local) loads the local server's avatar route and a
-# trivial server holding the same bytes with wrk, interleaved, and prints both req/s and
-# the ratio per size, and a 304 beside a 200 (WRK_ROUNDS rounds of WRK_DURATION each,
-# default 5 and 2s; docs/cdn.md).
+# BenchmarkAvatarServer (infra/cmd/local) loads the local server's avatar route with wrk,
+# interleaved with a static reference (the same bytes and caching headers on the same
+# server settings) and the bare trivial server, and prints req/s, both ratios and CPU
+# per request for each size, and a 304 beside a 200 (WRK_ROUNDS rounds of WRK_DURATION
+# each, default 5 and 2s; docs/cdn.md).
 bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \
