@@ -49,6 +49,7 @@ const missing = `{"data":"Required parameters missing","code":400}`
 type page struct {
 	Publications []catalog.Publication `json:"publications"`
 	Max          int64                 `json:"max"`
+	MaxExact     bool                  `json:"max_exact"`
 	From         int64                 `json:"from"`
 	To           int64                 `json:"to"`
 }

@@ -369,6 +369,7 @@ func benchRoutes(c catalogShape) []benchRoute {
 		deep(contributorsDesc, "middle page", middle(c.contributors)),
 		plain("/admin-users?limit=20"),
 		plain("/admin-users?limit=20&search=otaku"),
+		plain(fmt.Sprintf("/admin-users?limit=20&role=%d", demo.MemberRoleID)),
 		deep(usersRegistered, "last page", last(c.users)),
 		deep(usersRegistered, "middle page", middle(c.users)),
 		plain("/publishers?client=1"),
