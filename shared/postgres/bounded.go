@@ -7,7 +7,7 @@ import "strconv"
 // so (max_exact false): counting every match of a broad search costs the matches, not
 // the page, and grows with the catalog. T is the largest number of matches for which
 // the counted routes still meet their targets at a million series (docs/search.md).
-const DefaultMaxExact int64 = 10000
+const DefaultMaxExact int64 = 1000
 
 // maxExact is the DB's T: DefaultMaxExact unless MaxExact sets another (tests set a
 // small one to reach both of its sides with a few rows).
