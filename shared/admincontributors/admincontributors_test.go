@@ -299,9 +299,9 @@ func TestList(t *testing.T) {
 
 // TestListPastThreshold: with a threshold T of 2, a search of three letters or more
 // matching more contributors reports max as a lower bound (at least T and to,
-// max_exact false) on a full page that starts before T, and exactly on a page shorter
-// than its limit or starting at T. Searches of one or two letters and the list
-// without a search read kept counts: always exact.
+// max_exact false) on a full page, and exactly on a page shorter than its limit or
+// within T of the end (a page at or past T counts up to offset+T). Searches of one or
+// two letters and the list without a search read kept counts: always exact.
 func TestListPastThreshold(t *testing.T) {
 	s := newServerCounting(t, 2)
 	tests := []struct {

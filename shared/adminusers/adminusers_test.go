@@ -192,8 +192,9 @@ func TestListUsers(t *testing.T) {
 
 // TestListUsersPastThreshold: with a threshold T of 2, a search or role filter
 // matching more users reports max as a lower bound (at least T and to, max_exact
-// false) on a full page that starts before T, and exactly on a page shorter than its
-// limit or starting at T; the list without a filter stays exact.
+// false) on a full page, and exactly on a page shorter than its limit or within T of
+// the end (a page at or past T counts up to offset+T); the list without a filter
+// stays exact.
 func TestListUsersPastThreshold(t *testing.T) {
 	s := newServerCounting(t, 2)
 	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)

@@ -50,9 +50,9 @@ func boundedUsers(order, search string, role int64) boundedList {
 // TestBoundedTotals: with a threshold T, a list's search or filter reports an exact
 // total up to T matches and a lower bound past it (at least T and at least the end of
 // the page, max_exact false), unless the page is shorter than its limit (the end of
-// the list: exact) or starts at or past T (counted exactly). Every page holds the same
-// rows as with no threshold, on both sides of T; lists without a search or filter keep
-// their exact totals.
+// the list: exact); a page at or past T counts up to offset+T. Every page holds the
+// same rows as with no threshold, on both sides of T and whichever end it is read
+// from; lists without a search or filter keep their exact totals.
 func TestBoundedTotals(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.NewDB(t)
@@ -101,8 +101,12 @@ func TestBoundedTotals(t *testing.T) {
 						want := whole[min(offset, l.n):min(offset+min(limit, l.n), l.n)]
 						to := offset + int64(len(got))
 						wantTotal, wantExact := l.n, true
-						if l.filtered && l.n > threshold && offset < threshold && int64(len(got)) == limit {
-							wantTotal, wantExact = max(threshold, to), false
+						limitCount := threshold // the count's cap: T before T, offset+T past it
+						if offset >= threshold {
+							limitCount = offset + threshold
+						}
+						if l.filtered && l.n > limitCount && int64(len(got)) == limit {
+							wantTotal, wantExact = max(limitCount, to), false
 						}
 						if !slices.Equal(got, want) || total != wantTotal || exact != wantExact {
 							t.Errorf("limit %d offset %d: %v total %d exact %t, want %v total %d exact %t",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -31,10 +32,9 @@ const (
 // still reports it. Without a search it is the client's contributor_count, kept by
 // triggers (the baseline schema); a search of one or two letters reads its kept count in
 // contributor_search_grams (no trigram narrows it, so counting tested every
-// contributor of the client); a longer one counts its matches: at most T+1 of them for
-// a page that starts before T (countsBounded), every one for a page at or past T. An
-// exact total also tells which end of the list the page is nearer, to walk from there
-// (pageQuery); a search's page before T is read from the start.
+// contributor of the client); a longer one counts its matches up to a cap (countCap: T
+// before T). A total that stayed within it also tells which end of the list the page
+// is nearer, to walk from there (pageQuery).
 func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
 	order := "c.first_name, c.last_name, c.id"
 	if q.Descending {
@@ -45,19 +45,16 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	// fraction of the cost per row, with contributors_client_search_trgm for three
 	// letters or more.
 	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE lower($3))`
-	count, bounded := "(SELECT count(*) FROM contributors c WHERE "+filter+")", false
-	if q.Search != "" && db.countsBounded(q.Offset) {
-		count, bounded = boundedCount("contributors c", filter, db.maxExact()), true
-	}
+	limitCount := db.countCap(q.Offset)
 	sql := `
-WITH list_total AS (SELECT
+WITH list_total AS (SELECT n, length(lower($2)) > 2 AND n > ` + strconv.FormatInt(limitCount, 10) + ` AS capped FROM (SELECT
 	CASE WHEN $2 = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(lower($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = lower($2)), 0)
-	     ELSE ` + count + ` END AS n)
+	     ELSE ` + boundedCount("contributors c", filter, limitCount) + ` END AS n) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
-	` + fmt.Sprintf("%t AND length(lower($2)) > 2 AND (SELECT n FROM list_total) > %d", bounded, db.maxExact()) + ` AS capped,
+	(SELECT capped FROM list_total) AS capped,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
@@ -70,7 +67,7 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				` + pageQuery("c.id", "contributors c", filter, order, "(SELECT n FROM list_total)", "$4", "$5", q.Offset == 0 || bounded) + `
+				` + pageQuery("c.id", "contributors c", filter, order, pageTotal("list_total"), "$4", "$5", q.Offset == 0) + `
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
@@ -88,7 +85,7 @@ SELECT
 		return catalog.ContributorPage{}, fmt.Errorf("list contributors of client %d: %w", q.Client, err)
 	}
 	page := catalog.ContributorPage{Contributors: row.Contributors}
-	page.Total, page.Exact = boundedTotal(row.Total, row.Capped, db.maxExact(), q.Offset, q.Limit, len(row.Contributors))
+	page.Total, page.Exact = boundedTotal(row.Total, row.Capped, limitCount, q.Offset, q.Limit, len(row.Contributors))
 	return page, nil
 }
 

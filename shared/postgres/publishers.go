@@ -218,15 +218,12 @@ func publicationMatch(search, param string) string {
 // search: without a search the publisher's series_count when the client is its own (the
 // only case with links), else a count on series_publishers_list_id; with one, a count
 // the planner takes from the trigram index for a rare name, or index-only from
-// series_publishers_list_id_search for a broad one, of at most maxExact+1 matches
-// when maxExact > 0 (boundedCount). Only the branch taken runs.
-func publicationTotal(search, param string, maxExact int64) string {
+// series_publishers_list_id_search for a broad one, of at most limit+1 matches
+// (boundedCount). Only the branch taken runs.
+func publicationTotal(search, param string, limit int64) string {
 	if search != "" {
-		where := `sp.publisher_id = $1 AND sp.client_id = $2 ` + publicationMatch(search, param)
-		if maxExact > 0 {
-			return boundedCount("series_publishers sp", where, maxExact)
-		}
-		return `(SELECT count(*) FROM series_publishers sp WHERE ` + where + `)`
+		return boundedCount("series_publishers sp",
+			`sp.publisher_id = $1 AND sp.client_id = $2 `+publicationMatch(search, param), limit)
 	}
 	return `(SELECT CASE WHEN p.client_id = $2 THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
@@ -251,8 +248,8 @@ type publicationRow struct {
 // skipped offset's index entries, not every link of the publisher, walked from the
 // nearer end of the list (pageQuery); the per-series metadata is looked up for the
 // page's rows only; the total is a kept count or a count on an index
-// (publicationTotal), taken first in the same statement. A search's page that starts
-// before T (countsBounded) counts at most T+1 matches and is read from the start.
+// (publicationTotal), taken first in the same statement: a search's count stops at a cap
+// (countCap: T before T), and a capped count leaves the page read from the start.
 func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) (catalog.PublicationPage, error) {
 	order, err := linkOrderBy(f.Order)
 	if err != nil {
@@ -261,10 +258,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	if strings.Contains(f.Search, searchSeparator) {
 		return catalog.PublicationPage{Publications: []catalog.Publication{}, Exact: true}, nil
 	}
-	bound := int64(0) // the T of a bounded count, 0 when the count is exact
-	if f.Search != "" && db.countsBounded(f.Offset) {
-		bound = db.maxExact()
-	}
+	limitCount := db.countCap(f.Offset)
 	lang := f.Language
 	if lang == "" {
 		lang = catalog.DefaultLanguage
@@ -276,12 +270,12 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
 	pageIDs := pageQuery("sp.series_id", "series_publishers sp",
 		"sp.publisher_id = $1 AND sp.client_id = $2 "+publicationMatch(f.Search, "$6"),
-		order, "(SELECT n FROM list_total)", "$3", "$4", f.Offset == 0 || bound > 0)
+		order, pageTotal("list_total"), "$3", "$4", f.Offset == 0)
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH list_total AS (SELECT coalesce(%[2]s, 0) AS n),
+		WITH list_total AS (SELECT n, %[5]t AND n > %[4]d AS capped FROM (SELECT coalesce(%[2]s, 0) AS n) c),
 		page AS (%[1]s)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
-		       %[4]d > 0 AND (SELECT n FROM list_total) > %[4]d AS capped,
+		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
 		                 WHERE a.series_id = s.id AND a.language = $5
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
@@ -305,7 +299,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
 		FROM page
 		JOIN series s ON s.id = page.series_id
-		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6", bound), outer, bound), args...)
+		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6", limitCount), outer, limitCount, f.Search != ""), args...)
 	if err != nil {
 		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}
@@ -326,24 +320,24 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		return page, nil // an empty first page: nothing matches
 	default:
 		// Past the end, or a zero limit: the page says nothing about the total.
-		if n, err = db.countPublications(ctx, f, bound); err != nil {
+		if n, err = db.countPublications(ctx, f, limitCount); err != nil {
 			return catalog.PublicationPage{}, err
 		}
-		capped = bound > 0 && n > bound
+		capped = f.Search != "" && n > limitCount // a kept count is exact
 	}
-	page.Total, page.Exact = boundedTotal(n, capped, db.maxExact(), f.Offset, f.Limit, len(page.Publications))
+	page.Total, page.Exact = boundedTotal(n, capped, limitCount, f.Offset, f.Limit, len(page.Publications))
 	return page, nil
 }
 
-// countPublications counts the publications f's list has, at most bound+1 of them
-// when bound > 0 (publicationTotal).
-func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter, bound int64) (int64, error) {
+// countPublications counts the publications f's list has, at most limit+1 of them
+// (publicationTotal).
+func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter, limit int64) (int64, error) {
 	args := []any{f.Publisher, f.Client}
 	if f.Search != "" {
 		args = append(args, likePattern(f.Search))
 	}
 	var total int64
-	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3", bound)+`, 0)`, args...).Scan(&total)
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3", limit)+`, 0)`, args...).Scan(&total)
 	if err != nil {
 		return 0, fmt.Errorf("count publications of publisher %d: %w", f.Publisher, err)
 	}

@@ -40,10 +40,9 @@ func userOrder(order, name string) (string, bool) {
 // Users returns a page of users with their roles and the holder of each one's live edit
 // lock, and the number of all that match, in one query: the total comes apart from the
 // page, so that a page past the end still reports it. Without a filter it is the
-// user_count kept by triggers (the baseline schema). A filter's page that starts before
-// T (countsBounded) counts at most T+1 matches and is read from the start; one at or
-// past T counts every match, and the total then tells which end of the list the page
-// is nearer, to walk from there (pageQuery).
+// user_count kept by triggers (the baseline schema); a filter counts its matches up to
+// a cap (countCap: T before T), and a total that stayed within it tells which end of
+// the list the page is nearer, to walk from there (pageQuery).
 //
 // With a search, the matching users are read once (a bitmap of users_search_trgm and
 // a recheck of each match on the kept lowercase username, in a materialized CTE) and
@@ -67,19 +66,16 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 		from, where, with = "matches u", "TRUE", `matches AS MATERIALIZED (
 			SELECT u.id, u.search, u.registered FROM users u WHERE `+cond+`),`
 	}
-	total, bounded := "(SELECT n FROM user_count)", false // kept by triggers (the baseline schema)
-	switch {
-	case cond == "TRUE":
-	case db.countsBounded(q.Offset):
-		total, bounded = boundedCount(from, where, db.maxExact()), true
-	default:
-		total = "(SELECT count(*) FROM " + from + " WHERE " + where + ")"
+	// Without a filter, the count kept by triggers (the baseline schema), never capped.
+	total, capped, limitCount := "(SELECT n FROM user_count)", "FALSE", db.countCap(q.Offset)
+	if cond != "TRUE" {
+		total, capped = boundedCount(from, where, limitCount), fmt.Sprintf("n > %d", limitCount)
 	}
 	limit, offset := fmt.Sprintf("$%d", len(args)+1), fmt.Sprintf("$%d", len(args)+2)
-	sql := `WITH ` + with + ` list_total AS (SELECT ` + total + ` AS n)
+	sql := `WITH ` + with + ` list_total AS (SELECT n, ` + capped + ` AS capped FROM (SELECT ` + total + ` AS n) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
-			` + fmt.Sprintf("%t AND (SELECT n FROM list_total) > %d", bounded, db.maxExact()) + ` AS capped,
+			(SELECT capped FROM list_total) AS capped,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
@@ -98,7 +94,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						` + pageQuery("u.id", from, where, order, "(SELECT n FROM list_total)", limit, offset, q.Offset == 0 || bounded) + `
+						` + pageQuery("u.id", from, where, order, pageTotal("list_total"), limit, offset, q.Offset == 0) + `
 					) k
 					JOIN users u ON u.id = k.id
 				) p
@@ -113,7 +109,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 		return catalog.UserPage{}, fmt.Errorf("list users: %w", err)
 	}
 	page := catalog.UserPage{Users: row.Users}
-	page.Total, page.Exact = boundedTotal(row.Total, row.Capped, db.maxExact(), q.Offset, q.Limit, len(row.Users))
+	page.Total, page.Exact = boundedTotal(row.Total, row.Capped, limitCount, q.Offset, q.Limit, len(row.Users))
 	return page, nil
 }
 

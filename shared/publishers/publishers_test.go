@@ -309,8 +309,9 @@ func TestRoutes(t *testing.T) {
 
 // TestPublicationsPastThreshold: with a threshold T of 2, a search matching more of a
 // publisher's series reports max as a lower bound (at least T and to, max_exact false)
-// on a full page that starts before T, and exactly on a page shorter than its limit or
-// starting at T; every page holds the same series as with the default threshold.
+// on a full page, and exactly on a page shorter than its limit or within T of the end
+// (a page at or past T counts up to offset+T); every page holds the same series as
+// with the default threshold.
 func TestPublicationsPastThreshold(t *testing.T) {
 	_, db, _ := setup(t)
 	store := *db.DB
@@ -344,7 +345,8 @@ func TestPublicationsPastThreshold(t *testing.T) {
 		{n, 0, n, false}, // a full page that happens to end the list: the end is not known
 		{n + 1, 0, n, true},
 		{n, 1, n, true},
-		{1, 2, n, true},
+		{1, 2, 4, false}, // at T: counted up to offset+T
+		{1, n - 2, n, true},
 		{2, n - 2, n, true},
 		{2, n + 5, n, true},
 	}

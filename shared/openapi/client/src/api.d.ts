@@ -1022,7 +1022,7 @@ export interface components {
             publications: components["schemas"]["Publication"][];
             /** @description Number of all matching series: exact when max_exact is true, else a lower bound (at least the threshold and at least to) */
             max: number;
-            /** @description Whether max is exact. A search counts its matches exactly up to a threshold (1,000); past it max is a lower bound and max_exact is false (show "1,000+"). Paging by offset works past the threshold: no row is cut. A page that starts at or past the threshold, and a page shorter than its limit, count exactly. Always true for a list without a search. */
+            /** @description Whether max is exact. A search counts its matches exactly up to a threshold (1,000), and a page that starts at or past it up to its offset plus 1,000; past that max is a lower bound (at least 1,000 and at least to) and max_exact is false: show "1,000+". A page shorter than its limit ends the list: exact. Paging by offset works past the threshold: no row is cut. Always true for a list without a search. */
             max_exact: boolean;
             /** @description The offset */
             from: number;
@@ -1088,7 +1088,7 @@ export interface components {
             users: components["schemas"]["UserListItem"][];
             /** @description Number of all matching users: exact when max_exact is true, else a lower bound (at least the threshold and at least to) */
             max: number;
-            /** @description Whether max is exact. A search or role filter counts its matches exactly up to a threshold (1,000); past it max is a lower bound and max_exact is false (show "1,000+"). Paging by offset works past the threshold: no row is cut. A page that starts at or past the threshold, and a page shorter than its limit, count exactly. Always true for a list without a search or role filter. */
+            /** @description Whether max is exact. A search or role filter counts its matches exactly up to a threshold (1,000), and a page that starts at or past it up to its offset plus 1,000; past that max is a lower bound (at least 1,000 and at least to) and max_exact is false: show "1,000+". A page shorter than its limit ends the list: exact. Paging by offset works past the threshold: no row is cut. Always true for a list without a search or role filter. */
             max_exact: boolean;
             /** @description The offset */
             from: number;
@@ -1190,7 +1190,7 @@ export interface components {
             contributors: components["schemas"]["ContributorListItem"][];
             /** @description Number of all matching contributors: exact when max_exact is true, else a lower bound (at least the threshold and at least to) */
             max: number;
-            /** @description Whether max is exact. A search counts its matches exactly up to a threshold (1,000); past it max is a lower bound and max_exact is false (show "1,000+"). Paging by offset works past the threshold: no row is cut. A page that starts at or past the threshold, and a page shorter than its limit, count exactly. Always true for a list without a search. */
+            /** @description Whether max is exact. A search counts its matches exactly up to a threshold (1,000), and a page that starts at or past it up to its offset plus 1,000; past that max is a lower bound (at least 1,000 and at least to) and max_exact is false: show "1,000+". A page shorter than its limit ends the list: exact. Paging by offset works past the threshold: no row is cut. Always true for a list without a search. */
             max_exact: boolean;
             /** @description The offset */
             from: number;
