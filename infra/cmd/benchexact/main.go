@@ -70,8 +70,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		demo.GeneratedPublisherSlug(client, 1)).Scan(&big); err != nil {
 		return fmt.Errorf("the large publisher (generate the catalog with make bench-scale): %w", err)
 	}
+	var blue int64 // the large publisher's series matching Blue
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM series_publishers
+		WHERE publisher_id = $1 AND client_id = $2 AND search LIKE '%blue%'`, big, client).Scan(&blue); err != nil {
+		return err
+	}
 	var cases []benchCase
-	for _, c := range benchCases(big) {
+	for _, c := range benchCases(big, blue) {
 		if strings.Contains(c.label, *match) {
 			cases = append(cases, c)
 		}
@@ -111,9 +116,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 }
 
 // benchCases are the broad searches and filters of make bench-scale's routes (big is
-// the large publisher), their page at T (the first counted exactly, read from the
-// nearer end) and the reference statement (the same work at every size and T).
-func benchCases(big int64) []benchCase {
+// the large publisher, blue the number of its series matching Blue), the deep pages of
+// the Blue search (the last page before T, the first at T, the middle and the last of
+// the list) and the reference statement (the same work at every size and T).
+func benchCases(big, blue int64) []benchCase {
 	pubs := func(search, order string, offset int64) func(context.Context, *postgres.DB) error {
 		return func(ctx context.Context, db *postgres.DB) error {
 			_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: big, Client: client,
@@ -142,6 +148,9 @@ func benchCases(big int64) []benchCase {
 		{"publications search=Blue offset=<T-20>", func(ctx context.Context, db *postgres.DB) error {
 			return pubs("Blue", catalog.PublisherOrderNameAsc, db.MaxExact-20)(ctx, db)
 		}},
+		{"publications search=Blue offset=<middle page>", pubs("Blue", catalog.PublisherOrderNameAsc, max(0, blue/2-10))},
+		{"publications search=Blue offset=<last page>", pubs("Blue", catalog.PublisherOrderNameAsc, max(0, blue-20))},
+		{"publications search=Blue order=added-desc offset=<middle page>", pubs("Blue", catalog.PublisherOrderAddedDesc, max(0, blue/2-10))},
 		{"contributors search=ta", contributors("ta")},
 		{"contributors search=kobayashi", contributors("kobayashi")},
 		{"users search=otaku", users("otaku", 0)},
