@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	fs.SetOutput(out)
 	ts := fs.String("t", "1000,2000,5000,10000", "thresholds to compare, comma-separated")
 	n := fs.Int("n", 200, "rounds (after a warm-up of n/10)")
-	match := fs.String("match", "", "only the cases whose label contains this text")
+	match := fs.String("match", "", "only the cases whose label contains one of these texts (separated by |)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	var cases []benchCase
 	for _, c := range benchCases(big, blue) {
-		if strings.Contains(c.label, *match) {
+		if slices.ContainsFunc(strings.Split(*match, "|"), func(m string) bool { return strings.Contains(c.label, m) }) {
 			cases = append(cases, c)
 		}
 	}
@@ -140,8 +140,8 @@ func benchCases(big, blue int64) []benchCase {
 		}
 	}
 	return []benchCase{
-		{"publications search=Blue", pubs("Blue", catalog.PublisherOrderNameAsc, 0)},
-		{"publications search=Blue order=added-desc", pubs("Blue", catalog.PublisherOrderAddedDesc, 0)},
+		{"publications search=Blue (first page)", pubs("Blue", catalog.PublisherOrderNameAsc, 0)},
+		{"publications search=Blue order=added-desc (first page)", pubs("Blue", catalog.PublisherOrderAddedDesc, 0)},
 		{"publications search=Blue offset=<T>", func(ctx context.Context, db *postgres.DB) error {
 			return pubs("Blue", catalog.PublisherOrderNameAsc, db.MaxExact)(ctx, db)
 		}},
