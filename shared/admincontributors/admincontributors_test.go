@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,15 +48,21 @@ type server struct {
 	admin, editor, member *http.Cookie
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t *testing.T) *server { return newServerCounting(t, 0) }
+
+// newServerCounting is newServer with maxExact the store's threshold of exactly counted
+// matches (0: the default).
+func newServerCounting(t *testing.T, maxExact int64) *server {
 	t.Helper()
 	counter := &postgres.QueryCounter{}
 	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
 	s := &server{db: db, cfg: cfg, counter: counter, avatars: &recordingAvatars{}}
+	store := *db.DB
+	store.MaxExact = maxExact
 	routes := admincontributors.Routes(admincontributors.Deps{
-		Store: db.DB, Auth: sessions, LockTTL: cfg.LockTTL, Avatars: s.avatars,
+		Store: &store, Auth: sessions, LockTTL: cfg.LockTTL, Avatars: s.avatars,
 	})
 	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins})
 	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
@@ -178,6 +185,7 @@ type listItem struct {
 type listBody struct {
 	Contributors []listItem `json:"contributors"`
 	Max          int64      `json:"max"`
+	MaxExact     *bool      `json:"max_exact"`
 	From         int64      `json:"from"`
 	To           int64      `json:"to"`
 }
@@ -271,6 +279,9 @@ func TestList(t *testing.T) {
 			if got.Max != tt.max || got.From != tt.from || got.To != tt.from+int64(len(tt.wantFirst)) {
 				t.Errorf("envelope max %d from %d to %d, want %d %d %d", got.Max, got.From, got.To, tt.max, tt.from, tt.from+int64(len(tt.wantFirst)))
 			}
+			if got.MaxExact == nil || !*got.MaxExact { // below the threshold: exact
+				t.Errorf("max_exact %v, want true", got.MaxExact)
+			}
 		})
 	}
 
@@ -284,6 +295,49 @@ func TestList(t *testing.T) {
 			t.Errorf("items %s, want [%s]", got.Contributors, want)
 		}
 	})
+}
+
+// TestListPastThreshold: with a threshold T of 2, a search of three letters or more
+// matching more contributors reports max as a lower bound (at least T and to,
+// max_exact false) on a full page, and exactly on a page shorter than its limit or
+// within T of the end (a page at or past T counts up to offset+T). Searches of one or
+// two letters and the list without a search read kept counts: always exact.
+func TestListPastThreshold(t *testing.T) {
+	s := newServerCounting(t, 2)
+	tests := []struct {
+		query     string
+		wantFirst []string
+		max, from int64
+		exact     bool
+	}{
+		{"?client=1&limit=3", []string{"Akira", "Eiichiro", "Gege"}, 20, 0, true},
+		{"?client=1&search=ko&limit=1", []string{"Kohei"}, 6, 0, true},
+		{"?client=1&search=shi&limit=1", []string{"Kohei"}, 2, 0, false},
+		{"?client=1&search=shi&limit=2&offset=1", []string{"Masashi", "Rumiko"}, 3, 1, false},
+		{"?client=1&search=shi&limit=3&offset=1", []string{"Masashi", "Rumiko", "Yoshihiro"}, 4, 1, false},
+		{"?client=1&search=shi&limit=4&offset=1", []string{"Masashi", "Rumiko", "Yoshihiro"}, 4, 1, true},
+		{"?client=1&search=shi&limit=1&offset=2", []string{"Rumiko"}, 4, 2, true},
+		{"?client=1&search=shi&order=name-desc&offset=3", []string{"Kohei"}, 4, 3, true},
+		{"?client=1&search=shi&offset=7", []string{}, 4, 7, true},
+		{"?client=1&search=kubo&limit=1", []string{"Tite"}, 1, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			status, body := s.do(t, "GET", "/admin-contributors"+tt.query, nil, s.editor)
+			if status != 200 {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			got := testenv.Decode[listBody](t, body)
+			names := []string{}
+			for _, c := range got.Contributors {
+				names = append(names, c.FirstName)
+			}
+			if !slices.Equal(names, tt.wantFirst) || got.Max != tt.max || got.From != tt.from ||
+				got.To != tt.from+int64(len(names)) || got.MaxExact == nil || *got.MaxExact != tt.exact {
+				t.Errorf("got %s, want first names %v max %d exact %t from %d", body, tt.wantFirst, tt.max, tt.exact, tt.from)
+			}
+		})
+	}
 }
 
 func compact(t *testing.T, raw []byte) string {

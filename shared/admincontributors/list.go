@@ -19,6 +19,7 @@ func handleContributors(store Store) http.Handler {
 	type response struct {
 		Contributors []catalog.ContributorListItem `json:"contributors"`
 		Max          int64                         `json:"max"`
+		MaxExact     bool                          `json:"max_exact"` // false: max is a lower bound
 		From         int64                         `json:"from"`
 		To           int64                         `json:"to"`
 	}
@@ -55,6 +56,6 @@ func handleContributors(store Store) http.Handler {
 			return
 		}
 		max, from, to := page.Envelope(res.Total, len(res.Contributors))
-		httpapi.JSON(w, r, http.StatusOK, response{Contributors: res.Contributors, Max: max, From: from, To: to})
+		httpapi.JSON(w, r, http.StatusOK, response{Contributors: res.Contributors, Max: max, MaxExact: res.Exact, From: from, To: to})
 	})
 }

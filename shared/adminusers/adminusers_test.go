@@ -41,11 +41,17 @@ type server struct {
 	admin, editor, member *http.Cookie
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t *testing.T) *server { return newServerCounting(t, 0) }
+
+// newServerCounting is newServer with maxExact the store's threshold of exactly counted
+// matches (0: the default).
+func newServerCounting(t *testing.T, maxExact int64) *server {
 	t.Helper()
 	images := &recordingImages{}
 	g := testenv.NewGroup(t, func(db *testenv.DB, sessions *auth.Sessions) []httpapi.Route {
-		return adminusers.Routes(adminusers.Deps{Store: db.DB, Auth: sessions, LockTTL: testenv.AuthConfig(t).LockTTL, Images: images})
+		store := *db.DB
+		store.MaxExact = maxExact
+		return adminusers.Routes(adminusers.Deps{Store: &store, Auth: sessions, LockTTL: testenv.AuthConfig(t).LockTTL, Images: images})
 	})
 	return &server{h: g.Handler, db: g.DB, cfg: g.Config, counter: g.Counter, images: images,
 		admin: g.Admin, editor: g.Editor, member: g.Member}
@@ -110,10 +116,11 @@ func (r *recordingImages) RemoveUserImage(_ context.Context, key string) error {
 }
 
 type userList struct {
-	Users []catalog.UserListItem `json:"users"`
-	Max   int64                  `json:"max"`
-	From  int64                  `json:"from"`
-	To    int64                  `json:"to"`
+	Users    []catalog.UserListItem `json:"users"`
+	Max      int64                  `json:"max"`
+	MaxExact *bool                  `json:"max_exact"`
+	From     int64                  `json:"from"`
+	To       int64                  `json:"to"`
 }
 
 func TestListUsers(t *testing.T) {
@@ -173,8 +180,65 @@ func TestListUsers(t *testing.T) {
 				t.Errorf("users %q max %d from %d to %d, want %q %d %d %d",
 					strings.Join(names, " "), got.Max, got.From, got.To, tt.users, tt.max, tt.from, tt.to)
 			}
+			if got.MaxExact == nil || !*got.MaxExact { // below the threshold: exact
+				t.Errorf("max_exact %v, want true", got.MaxExact)
+			}
 			if !strings.Contains(string(body), `"users":[`) {
 				t.Errorf("users is not an array: %s", body)
+			}
+		})
+	}
+}
+
+// TestListUsersPastThreshold: with a threshold T of 2, a search or role filter
+// matching more users reports max as a lower bound (at least T and to, max_exact
+// false) on a full page, and exactly on a page shorter than its limit or within T of
+// the end (a page at or past T counts up to offset+T); the list without a filter
+// stays exact.
+func TestListUsersPastThreshold(t *testing.T) {
+	s := newServerCounting(t, 2)
+	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
+	s.db.Exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
+	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (11, 'ed', 'Ed', '2020-01-02Z')`)
+	s.db.Exec(t, `INSERT INTO user_roles VALUES (11, 2)`)
+	tests := []struct {
+		query         string
+		users         string
+		max, from, to int64
+		exact         bool
+	}{
+		{"?limit=2", "admin Ed", 5, 0, 2, true},
+		{"?search=e&limit=1", "Ed", 2, 0, 1, false},
+		{"?search=e&limit=2", "Ed editor", 2, 0, 2, false},
+		{"?search=e&limit=3&offset=1", "editor member Zed", 4, 1, 4, false},
+		{"?search=e&limit=4", "Ed editor member Zed", 4, 0, 4, false},
+		{"?search=e&limit=5", "Ed editor member Zed", 4, 0, 4, true},
+		{"?search=e&limit=1&offset=2", "member", 4, 2, 3, true},
+		{"?search=e&offset=9", "", 4, 9, 9, true},
+		{"?role=2&limit=1", "Ed", 2, 0, 1, false},
+		{"?role=2&limit=1&offset=1", "editor", 2, 1, 2, false},
+		{"?role=2&limit=1&offset=2", "Zed", 3, 2, 3, true},
+		{"?role=2", "Ed editor Zed", 3, 0, 3, true},
+		{"?role=2&search=z", "Zed", 1, 0, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			status, body := s.do(t, http.MethodGet, "/admin-users"+tt.query, nil, s.admin)
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			var got userList
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, u := range got.Users {
+				names = append(names, u.Username)
+			}
+			if strings.Join(names, " ") != tt.users || got.Max != tt.max || got.From != tt.from || got.To != tt.to ||
+				got.MaxExact == nil || *got.MaxExact != tt.exact {
+				t.Errorf("users %q max %d exact %s from %d to %d, want %q %d %t %d %d", strings.Join(names, " "),
+					got.Max, body, got.From, got.To, tt.users, tt.max, tt.exact, tt.from, tt.to)
 			}
 		})
 	}

@@ -26,8 +26,11 @@ const (
 type userList struct {
 	Users []catalog.UserListItem `json:"users"`
 	Max   int64                  `json:"max"`
-	From  int64                  `json:"from"`
-	To    int64                  `json:"to"`
+	// MaxExact is false when max is a lower bound: a search or filter past its
+	// threshold of exactly counted matches.
+	MaxExact bool  `json:"max_exact"`
+	From     int64 `json:"from"`
+	To       int64 `json:"to"`
 }
 
 // handleUsers answers GET /admin-users: a page of users, filtered by a substring of
@@ -44,7 +47,7 @@ func handleUsers(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		out := userList{Users: res.Users}
+		out := userList{Users: res.Users, MaxExact: res.Exact}
 		out.Max, out.From, out.To = page.Envelope(res.Total, len(res.Users))
 		httpapi.JSON(w, r, http.StatusOK, out)
 	})

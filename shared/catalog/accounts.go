@@ -89,9 +89,11 @@ type UserQuery struct {
 	Offset int64
 }
 
-// UserPage is one page of users with the number of all that match.
+// UserPage is one page of users with the number of all that match: exact when Exact,
+// else a lower bound (a search or filter past its exact threshold).
 type UserPage struct {
 	Total int64
+	Exact bool
 	Users []UserListItem
 }
 

@@ -29,9 +29,11 @@ type ContributorQuery struct {
 	Offset     int64
 }
 
-// ContributorPage is one page of contributors with the number of all that match.
+// ContributorPage is one page of contributors with the number of all that match:
+// exact when Exact, else a lower bound (a search past its exact threshold).
 type ContributorPage struct {
 	Total        int64
+	Exact        bool
 	Contributors []ContributorListItem
 }
 

@@ -124,6 +124,14 @@ type PublisherFilter struct {
 	Offset int64
 }
 
+// PublicationPage is one page of a publisher's series with the number of all that
+// match: exact when Exact, else a lower bound (a search past its exact threshold).
+type PublicationPage struct {
+	Publications []Publication
+	Total        int64
+	Exact        bool
+}
+
 // PublicationFilter selects a page of one publisher's series within a client. Order
 // is one of PublisherOrders; Language picks the localized alias and description.
 type PublicationFilter struct {

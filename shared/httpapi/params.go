@@ -20,7 +20,9 @@ type Page struct {
 }
 
 // Envelope returns max, from and to of a paged response: max is the number of all
-// matching rows, from the offset, to the offset plus the number of items returned.
+// matching rows as the store counted it (a lower bound past a search's threshold, which
+// the envelope's max_exact tells), from the offset, to the offset plus the number of
+// items returned.
 func (p Page) Envelope(total int64, returned int) (max, from, to int64) {
 	return total, p.Offset, p.Offset + int64(returned)
 }

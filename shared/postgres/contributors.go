@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -31,8 +32,9 @@ const (
 // still reports it. Without a search it is the client's contributor_count, kept by
 // triggers (the baseline schema); a search of one or two letters reads its kept count in
 // contributor_search_grams (no trigram narrows it, so counting tested every
-// contributor of the client); a longer one counts its matches. The total also tells
-// which end of the list the page is nearer, to walk from there (pageQuery).
+// contributor of the client); a longer one counts its matches up to a cap (countCap: T
+// before T). A total that stayed within it also tells which end of the list the page
+// is nearer, to walk from there (pageQuery).
 func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (catalog.ContributorPage, error) {
 	order := "c.first_name, c.last_name, c.id"
 	if q.Descending {
@@ -43,16 +45,19 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	// the cost per row of folding each name, with contributors_client_search_trgm for
 	// three letters or more. The kept counts are those of the folded term's letters (a
 	// term can fold to more letters, "ß" to "ss", or to none, a lone accent: then it
-	// matches every name, as the client's count says).
+	// matches every name, as the client's count says). Only a search of three letters
+	// or more counts, and only up to the cap.
 	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))`
+	limitCount := db.countCap(q.Offset)
 	sql := `
-WITH list_total AS (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > ` + strconv.FormatInt(limitCount, 10) + ` AS capped FROM (SELECT
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE ` + filter + `) END AS n)
+	     ELSE ` + boundedCount("contributors c", filter, limitCount) + ` END AS n) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
+	(SELECT capped FROM list_total) AS capped,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
@@ -65,7 +70,7 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				` + pageQuery("c.id", "contributors c", filter, order, "(SELECT n FROM list_total)", "$4", "$5", q.Offset == 0) + `
+				` + pageQuery("c.id", "contributors c", filter, order, pageTotal("list_total"), "$4", "$5", q.Offset == 0) + `
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
@@ -74,10 +79,16 @@ SELECT
 	if err != nil {
 		return catalog.ContributorPage{}, fmt.Errorf("list contributors of client %d: %w", q.Client, err)
 	}
-	page, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.ContributorPage])
+	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
+		Total        int64
+		Capped       bool
+		Contributors []catalog.ContributorListItem
+	}])
 	if err != nil {
 		return catalog.ContributorPage{}, fmt.Errorf("list contributors of client %d: %w", q.Client, err)
 	}
+	page := catalog.ContributorPage{Contributors: row.Contributors}
+	page.Total, page.Exact = boundedTotal(row.Total, row.Capped, limitCount, q.Offset, q.Limit, len(row.Contributors))
 	return page, nil
 }
 

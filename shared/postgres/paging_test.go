@@ -54,7 +54,7 @@ func TestPagesFromEitherEnd(t *testing.T) {
 	}
 	publications := func(order, search string) list {
 		return func(limit, offset int64) ([]int64, int64, error) {
-			items, total, err := db.PublisherPublications(ctx, catalog.PublicationFilter{
+			items, total, err := listPublications(ctx, db.DB, catalog.PublicationFilter{
 				Publisher: 1, Client: 2, Order: order, Search: search, Limit: limit, Offset: offset})
 			return publicationIDs(items), total, err
 		}

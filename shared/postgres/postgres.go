@@ -23,6 +23,9 @@ import (
 // DB is the process's connection pool. Open it once in main, outside the handler.
 type DB struct {
 	Pool *pgxpool.Pool
+	// MaxExact is T, the matches a list's search or filter counts exactly (see
+	// DefaultMaxExact, the value when 0). Tests set a small one on a copy of the DB.
+	MaxExact int64
 }
 
 // Option adjusts the pool configuration before the pool is created.

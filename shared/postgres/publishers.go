@@ -218,11 +218,12 @@ func publicationMatch(search, param string) string {
 // search: without a search the publisher's series_count when the client is its own (the
 // only case with links), else a count on series_publishers_list_id; with one, a count
 // the planner takes from the trigram index for a rare name, or index-only from
-// series_publishers_list_id_search for a broad one. Only the branch taken runs.
-func publicationTotal(search, param string) string {
+// series_publishers_list_id_search for a broad one, of at most limit+1 matches
+// (boundedCount). Only the branch taken runs.
+func publicationTotal(search, param string, limit int64) string {
 	if search != "" {
-		return `(SELECT count(*) FROM series_publishers sp
-		         WHERE sp.publisher_id = $1 AND sp.client_id = $2 ` + publicationMatch(search, param) + `)`
+		return boundedCount("series_publishers sp",
+			`sp.publisher_id = $1 AND sp.client_id = $2 `+publicationMatch(search, param), limit)
 	}
 	return `(SELECT CASE WHEN p.client_id = $2 THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
@@ -232,7 +233,8 @@ func publicationTotal(search, param string) string {
 
 type publicationRow struct {
 	catalog.Publication
-	Total int64 `db:"total"`
+	Total  int64 `db:"total"`
+	Capped bool  `db:"capped"`
 }
 
 // PublisherPublications returns a page of the series of a publisher within a client,
@@ -246,15 +248,17 @@ type publicationRow struct {
 // skipped offset's index entries, not every link of the publisher, walked from the
 // nearer end of the list (pageQuery); the per-series metadata is looked up for the
 // page's rows only; the total is a kept count or a count on an index
-// (publicationTotal), taken first in the same statement.
-func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) ([]catalog.Publication, int64, error) {
+// (publicationTotal), taken first in the same statement: a search's count stops at a cap
+// (countCap: T before T), and a capped count leaves the page read from the start.
+func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) (catalog.PublicationPage, error) {
 	order, err := linkOrderBy(f.Order)
 	if err != nil {
-		return nil, 0, err
+		return catalog.PublicationPage{}, err
 	}
 	if strings.Contains(f.Search, searchSeparator) {
-		return []catalog.Publication{}, 0, nil
+		return catalog.PublicationPage{Publications: []catalog.Publication{}, Exact: true}, nil
 	}
+	limitCount := db.countCap(f.Offset)
 	lang := f.Language
 	if lang == "" {
 		lang = catalog.DefaultLanguage
@@ -266,11 +270,12 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
 	pageIDs := pageQuery("sp.series_id", "series_publishers sp",
 		"sp.publisher_id = $1 AND sp.client_id = $2 "+publicationMatch(f.Search, "$6"),
-		order, "(SELECT n FROM list_total)", "$3", "$4", f.Offset == 0)
+		order, pageTotal("list_total"), "$3", "$4", f.Offset == 0)
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH list_total AS (SELECT coalesce(%[2]s, 0) AS n),
+		WITH list_total AS (SELECT n, %[5]t AND n > %[4]d AS capped FROM (SELECT coalesce(%[2]s, 0) AS n) c),
 		page AS (%[1]s)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
+		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
 		                 WHERE a.series_id = s.id AND a.language = $5
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
@@ -294,39 +299,45 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
 		FROM page
 		JOIN series s ON s.id = page.series_id
-		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6"), outer), args...)
+		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6", limitCount), outer, limitCount, f.Search != ""), args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
+		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}
-	page, err := pgx.CollectRows(rows, pgx.RowToStructByName[publicationRow])
+	rowsRead, err := pgx.CollectRows(rows, pgx.RowToStructByName[publicationRow])
 	if err != nil {
-		return nil, 0, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
+		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}
-	pubs := make([]catalog.Publication, len(page))
-	for i, p := range page {
-		pubs[i] = p.Publication
+	page := catalog.PublicationPage{Publications: make([]catalog.Publication, len(rowsRead)), Exact: true}
+	for i, p := range rowsRead {
+		page.Publications[i] = p.Publication
 	}
-	if len(page) > 0 {
-		return pubs, page[0].Total, nil
+	var n int64
+	var capped bool
+	switch {
+	case len(rowsRead) > 0:
+		n, capped = rowsRead[0].Total, rowsRead[0].Capped
+	case f.Offset == 0 && f.Limit > 0:
+		return page, nil // an empty first page: nothing matches
+	default:
+		// Past the end, or a zero limit: the page says nothing about the total.
+		if n, err = db.countPublications(ctx, f, limitCount); err != nil {
+			return catalog.PublicationPage{}, err
+		}
+		capped = f.Search != "" && n > limitCount // a kept count is exact
 	}
-	if f.Offset == 0 && f.Limit > 0 {
-		return pubs, 0, nil // an empty first page: nothing matches
-	}
-	// Past the end, or a zero limit: the page says nothing about the total.
-	total, err := db.countPublications(ctx, f)
-	if err != nil {
-		return nil, 0, err
-	}
-	return pubs, total, nil
+	page.Total, page.Exact = boundedTotal(n, capped, limitCount, f.Offset, f.Limit, len(page.Publications))
+	return page, nil
 }
 
-func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter) (int64, error) {
+// countPublications counts the publications f's list has, at most limit+1 of them
+// (publicationTotal).
+func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter, limit int64) (int64, error) {
 	args := []any{f.Publisher, f.Client}
 	if f.Search != "" {
 		args = append(args, f.Search)
 	}
 	var total int64
-	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3")+`, 0)`, args...).Scan(&total)
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3", limit)+`, 0)`, args...).Scan(&total)
 	if err != nil {
 		return 0, fmt.Errorf("count publications of publisher %d: %w", f.Publisher, err)
 	}

@@ -404,7 +404,7 @@ func TestPublicationSearchFolded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pubs, total, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1001, Client: 2, Search: search, Limit: 100})
+			pubs, total, err := listPublications(ctx, db.DB, catalog.PublicationFilter{Publisher: 1001, Client: 2, Search: search, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -486,7 +486,7 @@ func TestPublisherPublications(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			counter.Reset()
-			got, total, err := db.PublisherPublications(ctx, tc.f)
+			got, total, err := listPublications(ctx, db.DB, tc.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -551,7 +551,7 @@ func TestPublisherPublications(t *testing.T) {
 	}
 	for _, tc := range languages {
 		t.Run("metadata in "+tc.lang, func(t *testing.T) {
-			got, _, err := db.PublisherPublications(ctx, with(func(f *catalog.PublicationFilter) { f.Language = tc.lang }))
+			got, _, err := listPublications(ctx, db.DB, with(func(f *catalog.PublicationFilter) { f.Language = tc.lang }))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -573,7 +573,7 @@ func TestPublisherPublications(t *testing.T) {
 	})
 
 	t.Run("unknown order", func(t *testing.T) {
-		_, _, err := db.PublisherPublications(ctx, with(func(f *catalog.PublicationFilter) { f.Order = "bogus" }))
+		_, _, err := listPublications(ctx, db.DB, with(func(f *catalog.PublicationFilter) { f.Order = "bogus" }))
 		if apperr.CodeOf(err) != apperr.Invalid {
 			t.Errorf("error %v, want invalid", err)
 		}
@@ -581,7 +581,7 @@ func TestPublisherPublications(t *testing.T) {
 
 	t.Run("demo publisher", func(t *testing.T) {
 		counter.Reset()
-		got, total, err := db.PublisherPublications(ctx, catalog.PublicationFilter{
+		got, total, err := listPublications(ctx, db.DB, catalog.PublicationFilter{
 			Publisher: 2, Client: 1, Order: "name-asc", Language: "Japanese", Limit: 5})
 		if err != nil {
 			t.Fatal(err)
@@ -596,4 +596,11 @@ func TestPublisherPublications(t *testing.T) {
 			}
 		}
 	})
+}
+
+// listPublications is PublisherPublications with the page taken apart, as the tests
+// of the rows and the total read it.
+func listPublications(ctx context.Context, db *postgres.DB, f catalog.PublicationFilter) ([]catalog.Publication, int64, error) {
+	p, err := db.PublisherPublications(ctx, f)
+	return p.Publications, p.Total, err
 }

@@ -110,15 +110,15 @@ func TestPagedStatements(t *testing.T) {
 		}},
 		{"publications", []page{
 			{"first page", func() error {
-				_, _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Order: "name-asc", Language: "English", Limit: 20})
+				_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Order: "name-asc", Language: "English", Limit: 20})
 				return err
 			}},
 			{"a deep page, newest first", func() error {
-				_, _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Order: "added-desc", Language: "English", Limit: 20, Offset: 2})
+				_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Order: "added-desc", Language: "English", Limit: 20, Offset: 2})
 				return err
 			}},
 			{"search", func() error {
-				_, _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Search: "one", Order: "name-asc", Language: "English", Limit: 20})
+				_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Search: "one", Order: "name-asc", Language: "English", Limit: 20})
 				return err
 			}},
 		}},

@@ -96,13 +96,13 @@ func BenchmarkPublicationsBaseline(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				pubs, total, err := db.PublisherPublications(ctx, c.filter)
+				res, err := db.PublisherPublications(ctx, c.filter)
 				if err != nil {
 					b.Fatal(err)
 				}
 				var p page
-				p.Publications = pubs
-				p.Max, p.From, p.To = httpapi.Page{Limit: c.filter.Limit}.Envelope(total, len(pubs))
+				p.Publications, p.MaxExact = res.Publications, res.Exact
+				p.Max, p.From, p.To = httpapi.Page{Limit: c.filter.Limit}.Envelope(res.Total, len(res.Publications))
 				if _, err := json.Marshal(p); err != nil {
 					b.Fatal(err)
 				}

@@ -78,6 +78,7 @@ func handleRandomPublisher(store Store) http.Handler {
 type publicationsPage struct {
 	Publications []catalog.Publication `json:"publications"`
 	Max          int64                 `json:"max"`
+	MaxExact     bool                  `json:"max_exact"` // false: max is a lower bound
 	From         int64                 `json:"from"`
 	To           int64                 `json:"to"`
 }
@@ -119,7 +120,7 @@ func handlePublications(store Store) http.Handler {
 		if lang == "" {
 			lang = catalog.DefaultLanguage
 		}
-		pubs, total, err := store.PublisherPublications(r.Context(), catalog.PublicationFilter{
+		res, err := store.PublisherPublications(r.Context(), catalog.PublicationFilter{
 			Publisher: id,
 			Client:    client,
 			Search:    search,
@@ -132,8 +133,8 @@ func handlePublications(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		resp := publicationsPage{Publications: pubs}
-		resp.Max, resp.From, resp.To = page.Envelope(total, len(pubs))
+		resp := publicationsPage{Publications: res.Publications, MaxExact: res.Exact}
+		resp.Max, resp.From, resp.To = page.Envelope(res.Total, len(res.Publications))
 		httpapi.JSON(w, r, http.StatusOK, resp)
 	})
 }

@@ -3,6 +3,7 @@ package publishers_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -44,6 +45,7 @@ const missing = `{"data":"Required parameters missing","code":400}`
 type page struct {
 	Publications []catalog.Publication `json:"publications"`
 	Max          int64                 `json:"max"`
+	MaxExact     bool                  `json:"max_exact"`
 	From         int64                 `json:"from"`
 	To           int64                 `json:"to"`
 }
@@ -83,7 +85,7 @@ func TestRoutes(t *testing.T) {
 	}
 	envelope := func(max, from, to int64, n int) func(*testing.T, page) {
 		return func(t *testing.T, p page) {
-			if p.Max != max || p.From != from || p.To != to || len(p.Publications) != n {
+			if p.Max != max || !p.MaxExact || p.From != from || p.To != to || len(p.Publications) != n {
 				t.Errorf("max %d from %d to %d with %d publications; want %d %d %d with %d",
 					p.Max, p.From, p.To, len(p.Publications), max, from, to, n)
 			}
@@ -236,12 +238,12 @@ func TestRoutes(t *testing.T) {
 		{name: "publications zero limit", target: "/publisher/publications/2?client=1&limit=0&offset=4", status: 200,
 			check: pageOf(envelope(shueishaSeries, 4, 4, 0))},
 		{name: "publications unknown publisher", target: "/publisher/publications/99999?client=1", status: 200,
-			body: `{"publications":[],"max":0,"from":0,"to":0}`},
+			body: `{"publications":[],"max":0,"max_exact":true,"from":0,"to":0}`},
 		{name: "publications scoped by client", target: "/publisher/publications/2?client=2", status: 200,
-			body: `{"publications":[],"max":0,"from":0,"to":0}`},
+			body: `{"publications":[],"max":0,"max_exact":true,"from":0,"to":0}`},
 		{name: "publications of another client", target: "/publisher/publications/1001?client=2&user_lang=Japanese", status: 200,
 			body: `{"publications":[{"id":1001,"name":"Lonely Series","slug":"lonely-series","type":"Manga","origin":"",
-				"alias":"","aliases":[],"description":"","tags":[],"volume":null}],"max":1,"from":0,"to":1}`},
+				"alias":"","aliases":[],"description":"","tags":[],"volume":null}],"max":1,"max_exact":true,"from":0,"to":1}`},
 		{name: "publications search by alias, case-insensitive", target: "/publisher/publications/1?client=1&search=SHINGEKI", status: 200,
 			check: pageOf(func(t *testing.T, p page) {
 				if len(p.Publications) != 1 || p.Publications[0].Slug != "attack-on-titan" || p.Max != 1 {
@@ -249,7 +251,7 @@ func TestRoutes(t *testing.T) {
 				}
 			})},
 		{name: "publications search with a literal percent", target: "/publisher/publications/2?client=1&search=%25", status: 200,
-			body: `{"publications":[],"max":0,"from":0,"to":0}`},
+			body: `{"publications":[],"max":0,"max_exact":true,"from":0,"to":0}`},
 		{name: "publications in Japanese", target: "/publisher/publications/1?client=1&user_lang=Japanese&search=titan", status: 200,
 			check: pageOf(func(t *testing.T, p page) {
 				if len(p.Publications) != 1 {
@@ -296,6 +298,62 @@ func TestRoutes(t *testing.T) {
 			n := counter.Count()
 			if tc.status == 400 && n != 0 || n > 2 {
 				t.Errorf("%d queries", n)
+			}
+		})
+	}
+}
+
+// TestPublicationsPastThreshold: with a threshold T of 2, a search matching more of a
+// publisher's series reports max as a lower bound (at least T and to, max_exact false)
+// on a full page, and exactly on a page shorter than its limit or within T of the end
+// (a page at or past T counts up to offset+T); every page holds the same series as
+// with the default threshold.
+func TestPublicationsPastThreshold(t *testing.T) {
+	_, db, _ := setup(t)
+	store := *db.DB
+	store.MaxExact = 2
+	h := httpapi.Wrap(httpapi.NewMux(publishers.Routes(publishers.Deps{Store: &store})),
+		httpapi.Options{Log: slog.New(slog.DiscardHandler)})
+	get := func(t *testing.T, handler http.Handler, query string) page {
+		t.Helper()
+		rec := testenv.Do(t, handler, testenv.Request(http.MethodGet, "/publisher/publications/2?client=1&search=a"+query, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		var p page
+		testenv.DecodeInto(t, rec.Body.Bytes(), &p)
+		return p
+	}
+	all := get(t, httpapi.Wrap(httpapi.NewMux(publishers.Routes(publishers.Deps{Store: db.DB})),
+		httpapi.Options{Log: slog.New(slog.DiscardHandler)}), "")
+	n := int64(len(all.Publications))
+	if n < 5 || all.Max != n || !all.MaxExact {
+		t.Fatalf("the whole search: %d series, max %d exact %t; want at least 5, exact", n, all.Max, all.MaxExact)
+	}
+	tests := []struct {
+		limit, offset int64
+		max           int64
+		exact         bool
+	}{
+		{1, 0, 2, false},
+		{2, 1, 3, false},
+		{3, 1, 4, false},
+		{n, 0, n, false}, // a full page that happens to end the list: the end is not known
+		{n + 1, 0, n, true},
+		{n, 1, n, true},
+		{1, 2, 4, false}, // at T: counted up to offset+T
+		{1, n - 2, n, true},
+		{2, n - 2, n, true},
+		{2, n + 5, n, true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("limit %d offset %d", tc.limit, tc.offset), func(t *testing.T) {
+			p := get(t, h, fmt.Sprintf("&limit=%d&offset=%d", tc.limit, tc.offset))
+			want := all.Publications[min(tc.offset, n):min(tc.offset+tc.limit, n)]
+			if p.Max != tc.max || p.MaxExact != tc.exact || p.From != tc.offset || p.To != tc.offset+int64(len(want)) ||
+				!slices.EqualFunc(p.Publications, want, func(a, b catalog.Publication) bool { return a.ID == b.ID }) {
+				t.Errorf("%d series, max %d exact %t from %d to %d; want %d series, max %d exact %t",
+					len(p.Publications), p.Max, p.MaxExact, p.From, p.To, len(want), tc.max, tc.exact)
 			}
 		})
 	}

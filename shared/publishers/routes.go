@@ -15,7 +15,7 @@ type Store interface {
 	Publishers(ctx context.Context, f catalog.PublisherFilter) ([]catalog.PublisherListItem, error)
 	PublisherBySlug(ctx context.Context, slug string) (catalog.Publisher, error)
 	RandomPublisherSlug(ctx context.Context, client int64) (string, error)
-	PublisherPublications(ctx context.Context, f catalog.PublicationFilter) ([]catalog.Publication, int64, error)
+	PublisherPublications(ctx context.Context, f catalog.PublicationFilter) (catalog.PublicationPage, error)
 }
 
 // Deps are what the group needs.

@@ -1020,8 +1020,10 @@ export interface components {
         };
         PublicationPage: {
             publications: components["schemas"]["Publication"][];
-            /** @description Number of all matching series */
+            /** @description Number of all matching series: exact when max_exact is true, else a lower bound (at least the threshold and at least to) */
             max: number;
+            /** @description Whether max is exact. A search counts its matches exactly up to a threshold (1,000), and a page that starts at or past it up to its offset plus 1,000; past that max is a lower bound (at least 1,000 and at least to) and max_exact is false: show "1,000+". A page shorter than its limit ends the list: exact. Paging by offset works past the threshold: no row is cut. Always true for a list without a search. */
+            max_exact: boolean;
             /** @description The offset */
             from: number;
             /** @description The offset plus the number of publications returned */
@@ -1084,8 +1086,10 @@ export interface components {
         };
         UserList: {
             users: components["schemas"]["UserListItem"][];
-            /** @description Number of all matching users */
+            /** @description Number of all matching users: exact when max_exact is true, else a lower bound (at least the threshold and at least to) */
             max: number;
+            /** @description Whether max is exact. A search or role filter counts its matches exactly up to a threshold (1,000), and a page that starts at or past it up to its offset plus 1,000; past that max is a lower bound (at least 1,000 and at least to) and max_exact is false: show "1,000+". A page shorter than its limit ends the list: exact. Paging by offset works past the threshold: no row is cut. Always true for a list without a search or role filter. */
+            max_exact: boolean;
             /** @description The offset */
             from: number;
             /** @description The offset plus the number of users returned */
@@ -1184,8 +1188,10 @@ export interface components {
         };
         ContributorList: {
             contributors: components["schemas"]["ContributorListItem"][];
-            /** @description Number of all matching contributors */
+            /** @description Number of all matching contributors: exact when max_exact is true, else a lower bound (at least the threshold and at least to) */
             max: number;
+            /** @description Whether max is exact. A search counts its matches exactly up to a threshold (1,000), and a page that starts at or past it up to its offset plus 1,000; past that max is a lower bound (at least 1,000 and at least to) and max_exact is false: show "1,000+". A page shorter than its limit ends the list: exact. Paging by offset works past the threshold: no row is cut. Always true for a list without a search. */
+            max_exact: boolean;
             /** @description The offset */
             from: number;
             /** @description The offset plus the number of contributors returned */

@@ -4,13 +4,14 @@
 -- ============================================================================
 -- first page
 
-WITH list_total AS (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
+	(SELECT capped FROM list_total) AS capped,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
@@ -35,13 +36,14 @@ SELECT
 -- ============================================================================
 -- a deep page, descending
 
-WITH list_total AS (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
+	(SELECT capped FROM list_total) AS capped,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
@@ -56,13 +58,13 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				(SELECT c.id, 0::bigint AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND NOT (greatest((SELECT n FROM list_total) - $5 - $4, 0) < $5)
+				(SELECT c.id, 0::bigint AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5 - $4, 0) < $5)
 		 ORDER BY c.first_name DESC, c.last_name DESC, c.id DESC LIMIT $4 OFFSET $5)
 		UNION ALL
 		(SELECT * FROM (
-			SELECT c.id, row_number() OVER (ORDER BY c.first_name, c.last_name, c.id) AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND greatest((SELECT n FROM list_total) - $5 - $4, 0) < $5
-			ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET greatest((SELECT n FROM list_total) - $5 - $4, 0)) r
-		 WHERE r.rn <= (SELECT n FROM list_total) - $5)
+			SELECT c.id, row_number() OVER (ORDER BY c.first_name, c.last_name, c.id) AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5 - $4, 0) < $5
+			ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5 - $4, 0)) r
+		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5)
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
@@ -72,13 +74,14 @@ SELECT
 -- ============================================================================
 -- search of two letters (kept counts)
 
-WITH list_total AS (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
+	(SELECT capped FROM list_total) AS capped,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,
@@ -103,13 +106,14 @@ SELECT
 -- ============================================================================
 -- search of three letters or more
 
-WITH list_total AS (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))) END AS n)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
+	(SELECT capped FROM list_total) AS capped,
 	coalesce((
 		SELECT jsonb_agg(jsonb_build_object(
 			'id', p.id, 'first_name', p.first_name, 'last_name', p.last_name, 'slug', p.slug,

@@ -4,9 +4,10 @@
 -- ============================================================================
 -- first page
 
-WITH  list_total AS (SELECT (SELECT n FROM user_count) AS n)
+WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_count) AS n) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
+			(SELECT capped FROM list_total) AS capped,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
@@ -37,9 +38,10 @@ WITH  list_total AS (SELECT (SELECT n FROM user_count) AS n)
 -- ============================================================================
 -- a deep page
 
-WITH  list_total AS (SELECT (SELECT n FROM user_count) AS n)
+WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_count) AS n) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
+			(SELECT capped FROM list_total) AS capped,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
@@ -60,13 +62,13 @@ WITH  list_total AS (SELECT (SELECT n FROM user_count) AS n)
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						(SELECT u.id, 0::bigint AS rn FROM users u WHERE TRUE AND NOT (greatest((SELECT n FROM list_total) - $2 - $1, 0) < $2)
+						(SELECT u.id, 0::bigint AS rn FROM users u WHERE TRUE AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2 - $1, 0) < $2)
 		 ORDER BY u.registered DESC, u.id DESC LIMIT $1 OFFSET $2)
 		UNION ALL
 		(SELECT * FROM (
-			SELECT u.id, row_number() OVER (ORDER BY u.registered, u.id) AS rn FROM users u WHERE TRUE AND greatest((SELECT n FROM list_total) - $2 - $1, 0) < $2
-			ORDER BY u.registered, u.id LIMIT $1 OFFSET greatest((SELECT n FROM list_total) - $2 - $1, 0)) r
-		 WHERE r.rn <= (SELECT n FROM list_total) - $2)
+			SELECT u.id, row_number() OVER (ORDER BY u.registered, u.id) AS rn FROM users u WHERE TRUE AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2 - $1, 0) < $2
+			ORDER BY u.registered, u.id LIMIT $1 OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2 - $1, 0)) r
+		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2)
 					) k
 					JOIN users u ON u.id = k.id
 				) p
@@ -77,9 +79,10 @@ WITH  list_total AS (SELECT (SELECT n FROM user_count) AS n)
 -- search
 
 WITH matches AS MATERIALIZED (
-			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern($1)), list_total AS (SELECT (SELECT count(*) FROM matches u WHERE TRUE) AS n)
+			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern($1)), list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM matches u WHERE TRUE LIMIT 1001) bounded) AS n) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
+			(SELECT capped FROM list_total) AS capped,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
@@ -110,9 +113,10 @@ WITH matches AS MATERIALIZED (
 -- ============================================================================
 -- role filter
 
-WITH  list_total AS (SELECT (SELECT count(*) FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $1)) AS n)
+WITH  list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $1) LIMIT 1001) bounded) AS n) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
+			(SELECT capped FROM list_total) AS capped,
 			coalesce((
 				SELECT jsonb_agg(jsonb_build_object(
 					'id', p.id, 'slug', p.slug, 'username', p.username, 'age_verified', p.age_verified,
