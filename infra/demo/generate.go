@@ -375,6 +375,11 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 		return nil
 	}
 	start := time.Now()
+	if err := fillNameKeys(ctx, db); err != nil {
+		return fmt.Errorf("demo: generate client %d: %w", client, err)
+	}
+	o.step("user name keys", start)
+	start = time.Now()
 	defer o.step("vacuum and analyze", start)
 	if err := vacuum(ctx, db); err != nil {
 		return fmt.Errorf("demo: generate client %d: %w", client, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/namekey"
 )
 
 // MsgUsernameTaken is the spec's 409 of a user edit with a used username.
@@ -171,10 +172,10 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 			return err
 		}
 		err = tx.QueryRow(ctx, `
-			UPDATE users u SET username = $2, age_verified = $3
+			UPDATE users u SET username = $2, age_verified = $3, name_key = $4
 			FROM (SELECT id, username, age_verified FROM users WHERE id = $1 FOR UPDATE) old
 			WHERE u.id = old.id
-			RETURNING old.username, old.age_verified`, id, e.Username, e.AgeVerified).
+			RETURNING old.username, old.age_verified`, id, e.Username, e.AgeVerified, namekey.Key(e.Username)).
 			Scan(&res.Before.Username, &res.Before.AgeVerified)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
