@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -80,6 +81,7 @@ func Fill(ctx context.Context, db Beginner) (int64, error) {
 	var done int64
 	var after int64
 	for {
+		start := time.Now()
 		n, last, err := fillBatch(ctx, db, after)
 		done += n
 		if err != nil {
@@ -89,6 +91,14 @@ func Fill(ctx context.Context, db Beginner) (int64, error) {
 			return done, nil
 		}
 		after = last
+		// As long a pause as the batch took: a batch rewrites a thousand rows and their
+		// index entries (the trigram indexes of the username among them), and the
+		// service's own statements get the database half of the time meanwhile.
+		select {
+		case <-ctx.Done():
+			return done, ctx.Err()
+		case <-time.After(min(time.Since(start), time.Second)):
+		}
 	}
 }
 

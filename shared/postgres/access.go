@@ -131,17 +131,20 @@ func keepAFullAdmin(ctx context.Context, tx pgx.Tx, before bool) error {
 
 // protectedRole reports whether only a full admin may take a permission from role id,
 // rename it or delete it: a full-admin role, or a role a full admin holds. The holders
-// are found from the full admins' side (the holders of the full-admin roles, then
-// user_roles' primary key), so the cost grows with the full admins, not with the
-// holders of role id (every user holds the default role).
+// are found from the full admins' side (the ids of the full admins, as one array,
+// then user_roles' primary key for each), so the cost grows with the full admins, not
+// with the holders of role id (every user holds the default role). A join would let
+// the planner, which cannot know that the full-admin roles have few holders, read
+// every grant.
 func protectedRole(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
 	var ok bool
 	if err := tx.QueryRow(ctx, `
 		SELECT EXISTS (SELECT 1 FROM roles WHERE id = $1 AND full_admin)
-		    OR EXISTS (SELECT 1 FROM roles fr
-		               JOIN user_roles fa ON fa.role_id = fr.id
-		               JOIN user_roles ur ON ur.user_id = fa.user_id AND ur.role_id = $1
-		               WHERE fr.full_admin)`, id).Scan(&ok); err != nil {
+		    OR EXISTS (SELECT 1 FROM user_roles ur
+		               WHERE ur.role_id = $1
+		                 AND ur.user_id = ANY (ARRAY(SELECT fa.user_id FROM roles fr
+		                                             JOIN user_roles fa ON fa.role_id = fr.id
+		                                             WHERE fr.full_admin)))`, id).Scan(&ok); err != nil {
 		return false, fmt.Errorf("is role %d a full admin's: %w", id, err)
 	}
 	return ok, nil

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -190,6 +191,73 @@ func TestRoleFullAdminKept(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("full_admin roles %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTagSeriesCountKept: tags.series_count (migration 00024) is the number of series of
+// the tag's client that carry it, after every kind of write of links, series and tags
+// (a series deleted with its links, a series or a tag moved to another client, a link
+// to another client's series), and GET /tags/id/{id} answers it.
+func TestTagSeriesCountKept(t *testing.T) {
+	ctx := context.Background()
+	// tagDrift lists the tags whose kept count is not a recount.
+	const tagDrift = `SELECT coalesce(string_agg(t.id || ':' || coalesce(t.series_count::text, 'null') || '<>' || c.n, ' ' ORDER BY t.id), '')
+		FROM tags t, LATERAL (SELECT count(*) AS n FROM series_tags st JOIN series s ON s.id = st.series_id
+		                      WHERE st.tag_id = t.id AND s.client_id = t.client_id) c
+		WHERE t.series_count IS DISTINCT FROM c.n`
+	setup := []string{
+		`INSERT INTO clients (id, name) VALUES (7, 'Seventh'), (8, 'Eighth')`,
+		`INSERT INTO tags (id, client_id, name, type) VALUES (70, 7, 'seven-a', 'genre'), (71, 7, 'seven-b', 'genre'), (80, 8, 'eight', 'genre')`,
+		`INSERT INTO series (id, client_id, name, slug, type) SELECT g, 7, 'S' || g, 's-' || g, 'manga' FROM generate_series(700, 719) g`,
+		`INSERT INTO series (id, client_id, name, slug, type) SELECT g, 8, 'S' || g, 's-' || g, 'manga' FROM generate_series(800, 804) g`,
+		`INSERT INTO series_tags SELECT g, 70 FROM generate_series(700, 719) g`,
+		`INSERT INTO series_tags SELECT g, 71 FROM generate_series(700, 704) g`,
+		`INSERT INTO series_tags SELECT g, 80 FROM generate_series(800, 804) g`,
+		`INSERT INTO series_tags VALUES (800, 70)`, // another client's series: not counted
+	}
+	tests := []struct {
+		name string
+		sql  []string
+		want string // "70:20 71:5 80:5"
+	}{
+		{"inserted", nil, "70:20 71:5 80:5"},
+		{"links deleted", []string{`DELETE FROM series_tags WHERE tag_id = 70 AND series_id < 705`}, "70:15 71:5 80:5"},
+		{"series deleted with their links", []string{`DELETE FROM series WHERE id IN (700, 701, 800)`}, "70:18 71:3 80:4"},
+		{"links moved to another tag", []string{`UPDATE series_tags SET tag_id = 71 WHERE tag_id = 70 AND series_id >= 715`}, "70:15 71:10 80:5"},
+		{"a series moved to another client", []string{`UPDATE series SET client_id = 8 WHERE id = 719`}, "70:19 71:5 80:5"},
+		{"a tag moved to another client", []string{`UPDATE tags SET client_id = 8 WHERE id = 70`}, "70:1 71:5 80:5"},
+		{"links truncated", []string{`TRUNCATE series_tags`}, "70:0 71:0 80:0"},
+		{"the backfill of a tag not counted yet", []string{`UPDATE tags SET series_count = NULL WHERE id = 71`,
+			`INSERT INTO series_tags VALUES (705, 71)`}, "70:20 71:null 80:5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := testenv.NewDemoDB(t)
+			for _, sql := range append(append([]string{}, setup...), tt.sql...) {
+				db.Exec(t, sql)
+			}
+			if got := db.Text(t, `SELECT string_agg(id || ':' || coalesce(series_count::text, 'null'), ' ' ORDER BY id) FROM tags WHERE id >= 70`); got != tt.want {
+				t.Errorf("counts %q, want %q", got, tt.want)
+			}
+			if strings.Contains(tt.want, "null") {
+				// Counted by the request until the backfill writes it.
+				tag, err := db.TagByID(ctx, 71)
+				if err != nil || tag.SeriesCount != 6 {
+					t.Errorf("TagByID = %+v, %v; want 6 series", tag, err)
+				}
+				return
+			}
+			if got := db.Text(t, tagDrift); got != "" {
+				t.Errorf("kept counts differ from a recount: %s", got)
+			}
+			tag, err := db.TagByID(ctx, 70)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := db.Int(t, `SELECT series_count FROM tags WHERE id = 70`); int64(tag.SeriesCount) != want {
+				t.Errorf("TagByID series_count %d, want %d", tag.SeriesCount, want)
 			}
 		})
 	}

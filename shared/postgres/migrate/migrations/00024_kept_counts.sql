@@ -1,4 +1,4 @@
--- Issue 29: two facts of a role kept on its row instead of recounted from every grant.
+-- Issue 29: counts and facts kept on a row instead of recounted on every request.
 --
 -- roles.user_count: how many users hold the role. GET /admin-roles counted every grant
 -- of every role on each request (a cost that grows with the users); it now reads the
@@ -13,12 +13,24 @@
 -- permission comes, goes or changes its key: a new built-in permission makes no role
 -- full admin until it is granted to it).
 --
+-- tags.series_count: the number of series of the tag's client that carry the tag.
+-- GET /tags/id/{id} counted them on every request (about 1/230 of the catalog per tag
+-- at 1M series). Kept by triggers: on series_tags (the rows whose series is visible;
+-- a series deleted with its links is counted out by its own BEFORE DELETE trigger,
+-- since the links' cascade runs once the series row is gone), on a series moved to
+-- another client and on a tag moved (a recount of the tags concerned). NULL until
+-- 00026's batched backfill counts it (NULL + n stays NULL, so the triggers leave it
+-- alone until then); the code counts a NULL one itself. New tags start at 0.
+--
 -- Safe on a live database, in one short transaction: the triggers are created first,
 -- which takes SHARE ROW EXCLUSIVE on user_roles, role_permissions and permissions (the
 -- children, before the parent, as the service's writes lock them), so no grant changes
 -- between the backfill's count and the commit; then the columns are added to roles
 -- (no rewrite: constant defaults) and filled from one read of user_roles (a few roles
--- updated, not a batch of users: the backfill writes one row per role).
+-- updated, not a batch of users: the backfill writes one row per role). The triggers
+-- on series_tags and series (SHARE ROW EXCLUSIVE: no API route writes either) come
+-- before the column of tags (ACCESS EXCLUSIVE, held for the rest of this short
+-- transaction, which then reads and writes nothing of tags).
 -- +goose Up
 SET LOCAL lock_timeout = '1s';
 SET LOCAL statement_timeout = '5s';
@@ -147,6 +159,98 @@ CREATE TRIGGER permissions_full_admin_upd AFTER UPDATE ON permissions
 CREATE TRIGGER permissions_full_admin_truncate AFTER TRUNCATE ON permissions
     FOR EACH STATEMENT EXECUTE FUNCTION permissions_full_admin();
 
+-- The tag's series count, each link looked up by the series' primary key (a join lets
+-- the planner read every series of the client to hash them).
+-- +goose StatementBegin
+CREATE FUNCTION tag_series_count(tid bigint, client bigint) RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT count(*) FROM series_tags st
+    WHERE st.tag_id = tid AND (SELECT s.client_id FROM series s WHERE s.id = st.series_id) = client
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION series_tags_count() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        UPDATE tags SET series_count = 0 WHERE series_count <> 0;
+    ELSIF TG_OP = 'INSERT' THEN
+        UPDATE tags t SET series_count = t.series_count + d.n
+          FROM (SELECT r.tag_id, s.client_id, count(*) AS n FROM new_rows r JOIN series s ON s.id = r.series_id
+                GROUP BY 1, 2) d
+         WHERE t.id = d.tag_id AND t.client_id = d.client_id;
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE tags t SET series_count = t.series_count - d.n
+          FROM (SELECT r.tag_id, s.client_id, count(*) AS n FROM old_rows r JOIN series s ON s.id = r.series_id
+                GROUP BY 1, 2) d
+         WHERE t.id = d.tag_id AND t.client_id = d.client_id;
+    ELSE
+        UPDATE tags t SET series_count = t.series_count + d.n
+          FROM (SELECT m.tag_id, s.client_id, sum(m.n) AS n
+                  FROM (SELECT tag_id, series_id, 1 AS n FROM new_rows
+                        UNION ALL SELECT tag_id, series_id, -1 FROM old_rows) m
+                  JOIN series s ON s.id = m.series_id
+                 GROUP BY 1, 2 HAVING sum(m.n) <> 0) d
+         WHERE t.id = d.tag_id AND t.client_id = d.client_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION series_gone_tags_count() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE tags t SET series_count = t.series_count - 1
+     WHERE t.id IN (SELECT tag_id FROM series_tags WHERE series_id = OLD.id) AND t.client_id = OLD.client_id;
+    RETURN OLD;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION series_moved_tags_recount() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE tags t SET series_count = tag_series_count(t.id, t.client_id)
+     WHERE t.id IN (SELECT tag_id FROM series_tags WHERE series_id = NEW.id) AND t.series_count IS NOT NULL;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION tags_recount() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.series_count := tag_series_count(NEW.id, NEW.client_id);
+    RETURN NEW;
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER series_tags_count_ins AFTER INSERT ON series_tags
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+CREATE TRIGGER series_tags_count_del AFTER DELETE ON series_tags
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+CREATE TRIGGER series_tags_count_upd AFTER UPDATE ON series_tags
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+CREATE TRIGGER series_tags_count_truncate AFTER TRUNCATE ON series_tags
+    FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+CREATE TRIGGER series_gone_tags_count BEFORE DELETE ON series
+    FOR EACH ROW EXECUTE FUNCTION series_gone_tags_count();
+CREATE TRIGGER series_moved_tags_recount AFTER UPDATE OF client_id ON series
+    FOR EACH ROW WHEN (OLD.client_id IS DISTINCT FROM NEW.client_id) EXECUTE FUNCTION series_moved_tags_recount();
+CREATE TRIGGER tags_recount BEFORE UPDATE OF client_id ON tags
+    FOR EACH ROW WHEN (OLD.client_id IS DISTINCT FROM NEW.client_id) EXECUTE FUNCTION tags_recount();
+
 ALTER TABLE roles ADD COLUMN user_count bigint NOT NULL DEFAULT 0;
 ALTER TABLE roles ADD COLUMN full_admin boolean NOT NULL DEFAULT false;
 
@@ -154,3 +258,6 @@ UPDATE roles r SET user_count = c.n
   FROM (SELECT role_id, count(*) AS n FROM user_roles GROUP BY role_id) c
  WHERE r.id = c.role_id;
 UPDATE roles SET full_admin = true WHERE role_is_full_admin(id);
+
+ALTER TABLE tags ADD COLUMN series_count bigint;
+ALTER TABLE tags ALTER COLUMN series_count SET DEFAULT 0;
