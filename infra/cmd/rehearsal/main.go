@@ -30,8 +30,8 @@ import (
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/localservices"
-	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/namekey"
+	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
