@@ -55,10 +55,12 @@ const accessLockKey int64 = 0x6d63_6163_6365_7373 // "mcaccess"
 const isFullAdminSQL = `EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
 	        WHERE ur.user_id = $1 AND r.full_admin)`
 
-// anyFullAdminSQL is true when some user holds a full-admin role (the full-admin
-// roles, then user_roles_role for one holder of each).
-const anyFullAdminSQL = `EXISTS (SELECT 1 FROM roles r WHERE r.full_admin
-	        AND EXISTS (SELECT 1 FROM user_roles ur WHERE ur.role_id = r.id))`
+// anyFullAdminSQL is true when some user holds a full-admin role: a read of the roles
+// alone, by their kept number of holders (roles.user_count, which the triggers on
+// user_roles have brought up to date by the end of each statement of this
+// transaction). An EXISTS over user_roles here was planned as a hash join over every
+// grant: the planner cannot know that the full-admin roles have few holders.
+const anyFullAdminSQL = `EXISTS (SELECT 1 FROM roles WHERE full_admin AND user_count > 0)`
 
 // actor is what the checks know of the user who acts, read inside the transaction.
 type actor struct {
@@ -131,20 +133,27 @@ func keepAFullAdmin(ctx context.Context, tx pgx.Tx, before bool) error {
 
 // protectedRole reports whether only a full admin may take a permission from role id,
 // rename it or delete it: a full-admin role, or a role a full admin holds. The holders
-// are found from the full admins' side (the ids of the full admins, as one array,
-// then user_roles' primary key for each), so the cost grows with the full admins, not
-// with the holders of role id (every user holds the default role). A join would let
-// the planner, which cannot know that the full-admin roles have few holders, read
-// every grant.
+// are found from the full admins' side: the full-admin roles first, then their
+// holders by user_roles_role with those ids as constants (the planner sees from its
+// statistics that they have few holders), then user_roles' primary key for each. So
+// the cost grows with the full admins, not with the holders of role id (every user
+// holds the default role); one join from roles was planned as a hash of every grant.
 func protectedRole(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
+	var full bool
+	var held []int64
+	if err := tx.QueryRow(ctx, `
+		SELECT coalesce(bool_or(id = $1), false), coalesce(array_agg(id) FILTER (WHERE user_count > 0), '{}')
+		FROM roles WHERE full_admin`, id).Scan(&full, &held); err != nil {
+		return false, fmt.Errorf("is role %d a full admin's: %w", id, err)
+	}
+	if full || len(held) == 0 {
+		return full, nil
+	}
 	var ok bool
 	if err := tx.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM roles WHERE id = $1 AND full_admin)
-		    OR EXISTS (SELECT 1 FROM user_roles ur
-		               WHERE ur.role_id = $1
-		                 AND ur.user_id = ANY (ARRAY(SELECT fa.user_id FROM roles fr
-		                                             JOIN user_roles fa ON fa.role_id = fr.id
-		                                             WHERE fr.full_admin)))`, id).Scan(&ok); err != nil {
+		SELECT EXISTS (SELECT 1 FROM user_roles fa
+		               JOIN user_roles ur ON ur.user_id = fa.user_id AND ur.role_id = $1
+		               WHERE fa.role_id = ANY ($2))`, id, held).Scan(&ok); err != nil {
 		return false, fmt.Errorf("is role %d a full admin's: %w", id, err)
 	}
 	return ok, nil
