@@ -127,6 +127,41 @@ func TestRoleUserCountKept(t *testing.T) {
 	})
 }
 
+// TestSignUpsRacingDeletions: a sign-up takes the users' kept count, then the default
+// role's (the users' trigger fires before user_roles'); a deletion of a user who holds
+// the default role takes both too, in the same order (the cascade's user_roles trigger
+// is queued after the users' count trigger), so the two never deadlock, and the counts
+// stay right.
+func TestSignUpsRacingDeletions(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDemoDB(t)
+	db.Exec(t, `INSERT INTO users (id, slug, username) SELECT g, 'u' || g, 'u' || g FROM generate_series(100, 159) g`)
+	db.Exec(t, `INSERT INTO user_roles SELECT g, 3 FROM generate_series(100, 159) g`)
+	var wg sync.WaitGroup
+	errs := make(chan error, 120)
+	for i := range 60 {
+		wg.Go(func() {
+			_, err := db.OAuthLogin(ctx, catalog.ProviderAccount{Provider: "github",
+				ProviderUserID: fmt.Sprint("racer-", i), Username: "racer", UsernameBase: fmt.Sprint("racer-", i)})
+			errs <- err
+		})
+		wg.Go(func() {
+			_, err := db.DeleteUser(ctx, int64(100+i), 1)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := db.Text(t, userCountDrift); got != "" {
+		t.Errorf("kept counts differ from a recount: %s", got)
+	}
+}
+
 // TestRoleFullAdminKept: roles.full_admin is true exactly for the roles that alone
 // grant every built-in (keyed) permission, after every kind of change of grants and
 // permissions, a new built-in permission that a migration adds included.
