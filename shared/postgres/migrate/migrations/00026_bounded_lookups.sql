@@ -9,7 +9,7 @@
 -- sessions.user_id (sessions_user_live) holds the live ones alone, so the cascade read
 -- every session of every user (sessions are kept after they expire or are revoked).
 --
--- Then the backfill of tags.series_count (00024), ten tags a transaction, resumable
+-- Then the backfill of tags.series_count (00024), five tags a transaction, resumable
 -- (it counts the tags still NULL). A bulk load or purge of series running at the same
 -- time can leave a count it raced with off (the triggers skip a NULL count, and a
 -- batch counts at its snapshot): run none meanwhile, as for any migration.
@@ -35,14 +35,20 @@ SET lock_timeout = '1s';
 SET statement_timeout = 0;  -- one statement of many short transactions
 -- +goose StatementBegin
 DO $$
-DECLARE n int;
+DECLARE
+    n int;
+    started timestamptz;
 BEGIN
     LOOP
+        started := clock_timestamp();
         UPDATE tags t SET series_count = tag_series_count(t.id, t.client_id)
-         WHERE t.id IN (SELECT id FROM tags WHERE series_count IS NULL ORDER BY id LIMIT 10 FOR UPDATE);
+         WHERE t.id IN (SELECT id FROM tags WHERE series_count IS NULL ORDER BY id LIMIT 5 FOR UPDATE);
         GET DIAGNOSTICS n = ROW_COUNT;
         COMMIT;
         EXIT WHEN n = 0;
+        -- As long a pause as the batch took: the service's reads get the database half
+        -- of the time meanwhile.
+        PERFORM pg_sleep(least(extract(epoch FROM clock_timestamp() - started), 1));
     END LOOP;
 END $$;
 -- +goose StatementEnd
