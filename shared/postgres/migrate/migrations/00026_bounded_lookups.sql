@@ -9,10 +9,11 @@
 -- sessions.user_id (sessions_user_live) holds the live ones alone, so the cascade read
 -- every session of every user (sessions are kept after they expire or are revoked).
 --
--- Then the backfill of tags.series_count (00024), five tags a transaction, resumable
--- (it counts the tags still NULL). A bulk load or purge of series running at the same
--- time can leave a count it raced with off (the triggers skip a NULL count, and a
--- batch counts at its snapshot): run none meanwhile, as for any migration.
+-- Then the backfill of tags.series_count (00024), in one statement that reads every
+-- link once and writes one row per tag; a rerun counts only the tags still NULL. A
+-- bulk load or purge of series running at the same time can leave a count it raced
+-- with off (the triggers skip a NULL count, and the statement counts at its snapshot):
+-- run none meanwhile, as for any migration.
 -- +goose NO TRANSACTION
 -- +goose Up
 SET lock_timeout = 0;       -- the build waits for older transactions; nothing queues behind it
@@ -32,23 +33,15 @@ END $$;
 -- +goose StatementEnd
 
 SET lock_timeout = '1s';
-SET statement_timeout = 0;  -- one statement of many short transactions
--- +goose StatementBegin
-DO $$
-DECLARE
-    n int;
-    started timestamptz;
-BEGIN
-    LOOP
-        started := clock_timestamp();
-        UPDATE tags t SET series_count = tag_series_count(t.id, t.client_id)
-         WHERE t.id IN (SELECT id FROM tags WHERE series_count IS NULL ORDER BY id LIMIT 5 FOR UPDATE);
-        GET DIAGNOSTICS n = ROW_COUNT;
-        COMMIT;
-        EXIT WHEN n = 0;
-        -- As long a pause as the batch took: the service's reads get the database half
-        -- of the time meanwhile.
-        PERFORM pg_sleep(least(extract(epoch FROM clock_timestamp() - started), 1));
-    END LOOP;
-END $$;
--- +goose StatementEnd
+SET statement_timeout = '60s';
+-- One pass over the links and the series (sequential scans, which read through a small
+-- ring of buffers and leave the service's cached pages alone; counting tag by tag
+-- looked every link's series up by key, two million random reads that emptied the
+-- cache under the service's reads), grouped by tag, then the tags' rows written: one
+-- row per tag (about 230), not a batch of catalog rows.
+UPDATE tags t SET series_count = coalesce(c.n, 0)
+  FROM tags t0
+  LEFT JOIN (SELECT st.tag_id, s.client_id, count(*) AS n
+               FROM series_tags st JOIN series s ON s.id = st.series_id
+              GROUP BY 1, 2) c ON c.tag_id = t0.id AND c.client_id = t0.client_id
+ WHERE t.id = t0.id AND t.series_count IS NULL;
