@@ -62,7 +62,7 @@ type Beginner interface {
 }
 
 // Batch is how many users one transaction of Fill keys.
-const Batch = 1000
+const Batch = 500
 
 // Fill writes the key of every user whose name_key is NULL: the rows from before
 // migration 00025, those written since by code that does not write the key (the
@@ -91,13 +91,14 @@ func Fill(ctx context.Context, db Beginner) (int64, error) {
 			return done, nil
 		}
 		after = last
-		// As long a pause as the batch took: a batch rewrites a thousand rows and their
-		// index entries (the trigram indexes of the username among them), and the
-		// service's own statements get the database half of the time meanwhile.
+		// Twice as long a pause as the batch took: a batch rewrites its rows with every
+		// index entry of theirs (the trigram indexes of the username among them, whose
+		// pending lists it fills) and their WAL, and the service's own statements get the
+		// disk and the processors two thirds of the time meanwhile.
 		select {
 		case <-ctx.Done():
 			return done, ctx.Err()
-		case <-time.After(min(time.Since(start), time.Second)):
+		case <-time.After(min(2*time.Since(start), 2*time.Second)):
 		}
 	}
 }
@@ -110,7 +111,11 @@ func fillBatch(ctx context.Context, db Beginner, after int64) (int64, int64, err
 		return 0, 0, fmt.Errorf("name keys: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
-	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1s'; SET LOCAL statement_timeout = '5s'`); err != nil {
+	// A small pending list for the trigram indexes: their entries are merged into the
+	// index when the list outgrows it, in the statement that outgrew it, and a short
+	// list makes many short merges of one long one that the service's reads wait out.
+	if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1s'; SET LOCAL statement_timeout = '5s';
+		SET LOCAL gin_pending_list_limit = '128kB'`); err != nil {
 		return 0, 0, fmt.Errorf("name keys: %w", err)
 	}
 	rows, _ := tx.Query(ctx, `
