@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/shared/namekey"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
@@ -30,5 +31,27 @@ func Load(ctx context.Context, db *postgres.DB) error {
 	if err != nil {
 		return fmt.Errorf("demo: load: %w", err)
 	}
+	if err := fillNameKeys(ctx, db); err != nil {
+		return fmt.Errorf("demo: load: %w", err)
+	}
 	return nil
+}
+
+// fillNameKeys writes the name key of the users loaded without one (users.name_key,
+// computed in Go: shared/namekey), as the service writes it with every username. A
+// database migrated only to a version before the column (the rehearsal's) has none to
+// write; make migrate fills them later.
+func fillNameKeys(ctx context.Context, db *postgres.DB) error {
+	var has bool
+	if err := db.Pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM information_schema.columns
+		               WHERE table_schema = current_schema() AND table_name = 'users' AND column_name = 'name_key')`).
+		Scan(&has); err != nil {
+		return fmt.Errorf("name keys: %w", err)
+	}
+	if !has {
+		return nil
+	}
+	_, err := namekey.Fill(ctx, db.Pool)
+	return err
 }

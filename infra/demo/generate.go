@@ -363,6 +363,9 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 			}
 			o.step(step.name, start)
 		}
+		if err := countTagSeries(ctx, tx, client); err != nil {
+			return err
+		}
 		if superuser {
 			start := time.Now()
 			if err := checkReferences(ctx, tx); err != nil {
@@ -379,6 +382,11 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 		return nil
 	}
 	start := time.Now()
+	if err := fillNameKeys(ctx, db); err != nil {
+		return fmt.Errorf("demo: generate client %d: %w", client, err)
+	}
+	o.step("user name keys", start)
+	start = time.Now()
 	defer o.step("vacuum and analyze", start)
 	if err := vacuum(ctx, db); err != nil {
 		return fmt.Errorf("demo: generate client %d: %w", client, err)
@@ -398,6 +406,26 @@ func searchFold(ctx context.Context, tx pgx.Tx) (string, error) {
 		return "search_fold", nil
 	}
 	return "lower", nil
+}
+
+// countTagSeries sets the kept series count of the client's tags (tags.series_count,
+// migration 00024), which the triggers do not keep during a bulk load with triggers
+// off; a database before that migration has none.
+func countTagSeries(ctx context.Context, tx pgx.Tx, client int64) error {
+	var has bool
+	if err := tx.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM information_schema.columns
+		               WHERE table_schema = current_schema() AND table_name = 'tags' AND column_name = 'series_count')`).
+		Scan(&has); err != nil {
+		return fmt.Errorf("tag series counts: %w", err)
+	}
+	if !has {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE tags SET series_count = tag_series_count(id, client_id) WHERE client_id = $1`, client); err != nil {
+		return fmt.Errorf("tag series counts: %w", err)
+	}
+	return nil
 }
 
 // GenerateOption adjusts Generate.

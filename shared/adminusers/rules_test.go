@@ -38,7 +38,7 @@ const (
 //
 //	actors:        full admin 1 (role 1, all), holder 12 (role 12), lacker 13 (role 13)
 //	user targets:  full admin 11 (roles 30 + 31), other 3 (member), self
-//	role targets:  31 (held by full admin 11: view-contributors, which makes 11 one),
+//	role targets:  31 (held by full admin 11: every built-in permission, which makes 11 one),
 //	               20 (held by member 3: view-contributors), the actor's own role
 var ruleTable = []struct {
 	write string
@@ -85,11 +85,13 @@ var ruleFixture = []string{
 	`INSERT INTO users (id, slug, username) VALUES (11, 'admin2', 'admin2'), (12, 'holder', 'holder'), (13, 'lacker', 'lacker')`,
 	`INSERT INTO roles (id, name) VALUES (30, 'admins-b'), (31, 'admins-c'), (12, 'holder-role'), (13, 'lacker-role'),
 		(20, 'readers'), (21, 'extra')`,
-	// Role 30: every built-in permission but view-contributors (12), which role 31 adds.
-	`INSERT INTO role_permissions (role_id, permission_id) SELECT 30, id FROM permissions WHERE key IS NOT NULL AND id <> 12`,
+	// Role 30: every built-in permission but view-contributors (12); role 31: every
+	// built-in permission, a full-admin role (a full admin is a user who holds one).
+	`INSERT INTO role_permissions (role_id, permission_id) SELECT r, id FROM permissions, (VALUES (30), (31)) v(r)
+		WHERE key IS NOT NULL AND NOT (r = 30 AND id = 12)`,
 	// holder: view/edit/delete users, view/edit/delete roles, view-contributors.
 	// lacker: the view permissions only. readers and extra: view-contributors.
-	`INSERT INTO role_permissions (role_id, permission_id) VALUES (31, 12),
+	`INSERT INTO role_permissions (role_id, permission_id) VALUES
 		(12, 1), (12, 2), (12, 3), (12, 4), (12, 5), (12, 7), (12, 12),
 		(13, 1), (13, 4), (13, 8), (13, 12), (20, 12), (21, 12)`,
 	`INSERT INTO user_roles (user_id, role_id) VALUES (11, 30), (11, 31), (12, 12), (13, 13), (3, 20)`,

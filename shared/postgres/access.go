@@ -18,19 +18,31 @@ import (
 //   - nobody changes their own roles, and nobody adds permissions to a role they hold;
 //   - only a full admin changes anything of a full admin's account (username,
 //     age_verified, profile image, roles), logs a full admin out or deletes one;
-//   - only a full admin removes a permission from a role that a full admin holds,
-//     deletes such a role or renames it: otherwise a delegated admin could first make
-//     a full admin an ordinary user and then act on them, or swap the role's name
-//     with another's so that a full admin grants it by the wrong label;
+//   - only a full admin removes a permission from a full-admin role or a role that a
+//     full admin holds, deletes such a role or renames it: otherwise a delegated admin
+//     could first make a full admin an ordinary user and then act on them, or swap the
+//     role's name with another's so that a full admin grants it by the wrong label;
 //   - a write that would leave no full admin where there was one is refused.
 //
 // docs/access-rules.md states the rules as one table (who may do what to whom), and
 // TestAccessRuleTable (shared/adminusers) holds the code to it cell by cell.
 //
-// A full admin is a user whose roles together grant every built-in permission (every
-// permission with a key; the demo's admin role alone grants them all). A full admin
-// holds every permission for these checks, those added through the API too, so that
-// new permissions can be handed out at all. Refusals are apperr.Forbidden.
+// A full admin is a user who holds a full-admin role: a role that alone grants every
+// built-in permission (every permission with a key; the day-0 `admin` role is one).
+// Whether a role is one is kept on its row (roles.full_admin, migration 00024, by
+// triggers on role_permissions and permissions), so every check below is an indexed
+// EXISTS whose cost grows with the roles and the full admins, never with the users.
+// Full authority is thus a property of a role, visible and auditable: a user whose
+// roles only together grant every built-in permission is a delegated admin (issue 29).
+// A full admin holds every permission for these checks, those added through the API
+// too, so that new permissions can be handed out at all. Full authority is handed out
+// by a full admin only:
+//
+//   - only a full admin grants a full-admin role, or changes a role's permissions so
+//     that it becomes one (without this, the user whose roles together grant
+//     everything could make an accomplice a full admin by rule 1 alone).
+//
+// Refusals are apperr.Forbidden.
 
 // accessLockKey is the transaction-scoped advisory lock that every write of roles,
 // grants and role assignments takes first: two racing requests are serialised, and
@@ -38,15 +50,17 @@ import (
 // per statement).
 const accessLockKey int64 = 0x6d63_6163_6365_7373 // "mcaccess"
 
-// fullAdmins is a query of the ids of the full admins: users whose roles together
-// grant every permission that has a key.
-const fullAdmins = `
-	SELECT ur.user_id
-	FROM user_roles ur
-	JOIN role_permissions rp ON rp.role_id = ur.role_id
-	JOIN permissions p ON p.id = rp.permission_id AND p.key IS NOT NULL
-	GROUP BY ur.user_id
-	HAVING count(DISTINCT p.id) = (SELECT count(*) FROM permissions WHERE key IS NOT NULL)`
+// isFullAdminSQL is true when user $1 holds a full-admin role (user_roles' primary
+// key, then the role's row).
+const isFullAdminSQL = `EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+	        WHERE ur.user_id = $1 AND r.full_admin)`
+
+// anyFullAdminSQL is true when some user holds a full-admin role: a read of the roles
+// alone, by their kept number of holders (roles.user_count, which the triggers on
+// user_roles have brought up to date by the end of each statement of this
+// transaction). An EXISTS over user_roles here was planned as a hash join over every
+// grant: the planner cannot know that the full-admin roles have few holders.
+const anyFullAdminSQL = `EXISTS (SELECT 1 FROM roles WHERE full_admin AND user_count > 0)`
 
 // actor is what the checks know of the user who acts, read inside the transaction.
 type actor struct {
@@ -70,22 +84,22 @@ func (a actor) holds(ids []int64) bool {
 }
 
 // lockAccess takes the access lock and loads the actor, in one round trip after the
-// lock. It also returns the number of full admins before the write.
-func lockAccess(ctx context.Context, tx pgx.Tx, actorID int64) (actor, int64, error) {
+// lock. It also reports whether there was a full admin before the write.
+func lockAccess(ctx context.Context, tx pgx.Tx, actorID int64) (actor, bool, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, accessLockKey); err != nil {
-		return actor{}, 0, fmt.Errorf("take the access lock: %w", err)
+		return actor{}, false, fmt.Errorf("take the access lock: %w", err)
 	}
 	a := actor{id: actorID}
 	var held, roles []int64
-	var admins int64
+	var admins bool
 	err := tx.QueryRow(ctx, `
 		SELECT coalesce((SELECT array_agg(DISTINCT rp.permission_id) FROM user_roles ur
 		                 JOIN role_permissions rp ON rp.role_id = ur.role_id WHERE ur.user_id = $1), '{}'),
 		       coalesce((SELECT array_agg(role_id) FROM user_roles WHERE user_id = $1), '{}'),
-		       $1 IN (`+fullAdmins+`),
-		       (SELECT count(*) FROM (`+fullAdmins+`) f)`, actorID).Scan(&held, &roles, &a.fullAdmin, &admins)
+		       `+isFullAdminSQL+`,
+		       `+anyFullAdminSQL, actorID).Scan(&held, &roles, &a.fullAdmin, &admins)
 	if err != nil {
-		return actor{}, 0, fmt.Errorf("load the access of user %d: %w", actorID, err)
+		return actor{}, false, fmt.Errorf("load the access of user %d: %w", actorID, err)
 	}
 	a.held = set(held)
 	a.roles = set(roles)
@@ -95,36 +109,65 @@ func lockAccess(ctx context.Context, tx pgx.Tx, actorID int64) (actor, int64, er
 // isFullAdmin reports whether user id is a full admin now.
 func isFullAdmin(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
 	var ok bool
-	if err := tx.QueryRow(ctx, `SELECT $1 IN (`+fullAdmins+`)`, id).Scan(&ok); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT `+isFullAdminSQL, id).Scan(&ok); err != nil {
 		return false, fmt.Errorf("is user %d a full admin: %w", id, err)
 	}
 	return ok, nil
 }
 
-// keepAFullAdmin refuses the write when it left no full admin where there were some
+// keepAFullAdmin refuses the write when it left no full admin where there was one
 // before (a database without any, such as a new deployment's, is not held to it).
-func keepAFullAdmin(ctx context.Context, tx pgx.Tx, before int64) error {
-	if before == 0 {
+func keepAFullAdmin(ctx context.Context, tx pgx.Tx, before bool) error {
+	if !before {
 		return nil
 	}
-	var after int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (`+fullAdmins+`) f`).Scan(&after); err != nil {
-		return fmt.Errorf("count the full admins: %w", err)
+	var after bool
+	if err := tx.QueryRow(ctx, `SELECT `+anyFullAdminSQL).Scan(&after); err != nil {
+		return fmt.Errorf("look for a full admin: %w", err)
 	}
-	if after == 0 {
+	if !after {
 		return forbidden("the write would leave no full admin")
 	}
 	return nil
 }
 
-// heldByFullAdmin reports whether a full admin holds role id now.
-func heldByFullAdmin(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
+// protectedRole reports whether only a full admin may take a permission from role id,
+// rename it or delete it: a full-admin role, or a role a full admin holds. The holders
+// are found from the full admins' side: the full-admin roles first, then their
+// holders by user_roles_role with those ids as constants (the planner sees from its
+// statistics that they have few holders), then user_roles' primary key for each. So
+// the cost grows with the full admins, not with the holders of role id (every user
+// holds the default role); one join from roles was planned as a hash of every grant.
+func protectedRole(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
+	var full bool
+	var held []int64
+	if err := tx.QueryRow(ctx, `
+		SELECT coalesce(bool_or(id = $1), false), coalesce(array_agg(id) FILTER (WHERE user_count > 0), '{}')
+		FROM roles WHERE full_admin`, id).Scan(&full, &held); err != nil {
+		return false, fmt.Errorf("is role %d a full admin's: %w", id, err)
+	}
+	if full || len(held) == 0 {
+		return full, nil
+	}
 	var ok bool
 	if err := tx.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM user_roles WHERE role_id = $1 AND user_id IN (`+fullAdmins+`))`, id).Scan(&ok); err != nil {
-		return false, fmt.Errorf("is role %d held by a full admin: %w", id, err)
+		SELECT EXISTS (SELECT 1 FROM user_roles fa
+		               JOIN user_roles ur ON ur.user_id = fa.user_id AND ur.role_id = $1
+		               WHERE fa.role_id = ANY ($2))`, id, held).Scan(&ok); err != nil {
+		return false, fmt.Errorf("is role %d a full admin's: %w", id, err)
 	}
 	return ok, nil
+}
+
+// fullAdminRoles returns those of roles that are full-admin roles now.
+func fullAdminRoles(ctx context.Context, tx pgx.Tx, roles []int64) ([]int64, error) {
+	var ids []int64
+	if err := tx.QueryRow(ctx, `
+		SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM roles WHERE id = ANY($1) AND full_admin`,
+		roles).Scan(&ids); err != nil {
+		return nil, fmt.Errorf("full-admin roles of %v: %w", roles, err)
+	}
+	return ids, nil
 }
 
 // rolePermissions returns the ids of the permissions each of roles grants.

@@ -7,15 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/mtibben/confusables"
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/namekey"
 )
 
 // Constraints of oauth_connections: one user per provider account, one account per
@@ -30,17 +27,27 @@ const (
 // between the choice and the insert.
 const createAttempts = 4
 
-// freeUsername is base, or base-N with the smallest N >= 2, whose nameKey no user's
-// username has and which no user has as slug. Only the names keyed like base or
-// base-<anything> matter, so the pass over the usernames keeps just those.
+// freeUsername is base, or base-N with the smallest N >= 2, whose name key
+// (namekey.Key) no user's username has and which no user has as slug. Only the names
+// keyed like base or base-<anything> matter: their keys are read by index
+// (users.name_key, migration 00025: equal to the key, or in the range of the keys that
+// start with key + "-"), with the rows whose key is not written yet (the partial index
+// of NULL keys, empty once make migrate has filled them), keyed here.
 func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
-	baseKey := nameKey(base)
-	prefix := baseKey + nameKey("-")
+	baseKey := namekey.Key(base)
+	prefix := baseKey + namekey.Key("-")
 	var baseTaken bool
 	suffixes := map[string]bool{} // keys after prefix of the names keyed base-<anything>
-	rows, _ := tx.Query(ctx, `SELECT username FROM users`)
+	rows, _ := tx.Query(ctx, `
+		SELECT coalesce(name_key, ''), CASE WHEN name_key IS NULL THEN username ELSE '' END FROM users
+		WHERE name_key = $1 OR (name_key >= $2 AND name_key < $3) OR name_key IS NULL`,
+		baseKey, prefix, prefixEnd(prefix))
 	for rows.Next() {
-		k := nameKey(string(rows.RawValues()[0]))
+		vals := rows.RawValues()
+		k := string(vals[0])
+		if len(vals[1]) > 0 {
+			k = namekey.Key(string(vals[1]))
+		}
 		switch {
 		case k == baseKey:
 			baseTaken = true
@@ -49,7 +56,7 @@ func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("read the usernames: %w", err)
+		return "", fmt.Errorf("read the usernames keyed like %q: %w", base, err)
 	}
 	rows, _ = tx.Query(ctx, `SELECT slug FROM users WHERE slug = $1 OR slug LIKE $2`, base, escapeLike(base)+"-%")
 	slugs, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -66,49 +73,25 @@ func freeUsername(ctx context.Context, tx pgx.Tx, base string) (string, error) {
 	}
 	for n := 2; ; n++ {
 		name := fmt.Sprintf("%s-%d", base, n)
-		if !suffixes[nameKey(strconv.Itoa(n))] && !slices.Contains(slugs, name) {
+		if !suffixes[namekey.Key(strconv.Itoa(n))] && !slices.Contains(slugs, name) {
 			return name, nil
 		}
 	}
 }
 
-// nameKey is what two usernames share when they differ only by case or by confusable
-// characters: the Unicode TR39 skeleton (github.com/mtibben/confusables, the Unicode
-// confusables table) of the name case-folded (golang.org/x/text/cases) and in NFKC
-// (fullwidth and other compatibility forms as their plain letters and digits), folded
-// again since a skeleton may map to capitals. "Admin", "ADMIN", "аdmin" (Cyrillic а),
-// "ａdmin" (fullwidth) and "adrnin" all have the key of "admin".
-//
-// A name of ASCII characters only (most are, and every generated one) is keyed a
-// character at a time from asciiKeys: for ASCII, folding, NFKC and the decompositions
-// of the skeleton act on each character alone, and the table lookups are what keeps a
-// sign-up's pass over every username short.
-func nameKey(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return unicodeNameKey(s)
+// prefixEnd is the least string above every string that starts with prefix, in byte
+// order (the "C" collation of users.name_key): prefix with its last byte below 0xff
+// raised by one (prefix ends with the key of "-", an ASCII byte, so it stays UTF-8).
+func prefixEnd(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
 		}
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		b.WriteString(asciiKeys[s[i]])
-	}
-	return b.String()
+	return prefix + "\U0010FFFF" // unreachable: prefix ends with an ASCII byte
 }
-
-func unicodeNameKey(s string) string {
-	fold := cases.Fold()
-	return fold.String(confusables.Skeleton(norm.NFKC.String(fold.String(s))))
-}
-
-// asciiKeys is the key of each ASCII character alone.
-var asciiKeys = func() (keys [utf8.RuneSelf]string) {
-	for c := range keys {
-		keys[c] = unicodeNameKey(string(rune(c)))
-	}
-	return keys
-}()
 
 // OAuthLogin returns the user that the provider account signs in. When the account is
 // linked, that user, whose connection takes the profile's current username, email and
@@ -172,9 +155,8 @@ func (db *DB) refreshConnection(ctx context.Context, acct catalog.ProviderAccoun
 // exists). OAuth sign-ups take turns (a transaction-scoped advisory lock), so each
 // sees the names the others chose.
 //
-// The names are compared in Go, with the Unicode confusables table, so every
-// username is read once per sign-up (a sign-up is once per user; the names are
-// streamed, not kept).
+// The names are compared by their keys, kept on the users' rows (users.name_key) and
+// written here with the new user, so a sign-up reads only the names keyed like its own.
 func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccount, base string) (catalog.OAuthLogin, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('users.signup', 0))`); err != nil {
 		return catalog.OAuthLogin{}, err
@@ -185,7 +167,7 @@ func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccoun
 	}
 	rows, _ := tx.Query(ctx, `
 		WITH new_user AS (
-			INSERT INTO users (slug, username) VALUES ($1, $1)
+			INSERT INTO users (slug, username, name_key) VALUES ($1, $1, $7)
 			RETURNING id, username
 		), default_role AS (
 			INSERT INTO user_roles (user_id, role_id)
@@ -200,7 +182,7 @@ func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccoun
 		SELECT new_user.id AS user_id, new_user.username, true AS created,
 		       EXISTS (SELECT 1 FROM default_role) AS has_role
 		FROM new_user`,
-		name, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+		name, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL, namekey.Key(name))
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
 		catalog.OAuthLogin
 		HasRole bool

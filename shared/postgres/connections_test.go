@@ -11,6 +11,7 @@ import (
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/namekey"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
@@ -139,38 +140,62 @@ func TestOAuthLoginCreatesUser(t *testing.T) {
 			want:     "a_b-2",
 		},
 	}
+	// Each case runs with the existing users' name keys not written yet (inserted by
+	// SQL, as the previous release or an operator leaves them: the sign-up keys them
+	// itself) and written (make migrate's fill: the sign-up reads them by index).
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newConnFixture(t)
-			if tc.existing != "" {
-				connExec(t, f.db, tc.existing)
-			}
-			login, err := f.db.OAuthLogin(ctx, tc.account)
-			if err != nil {
-				t.Fatalf("OAuthLogin: %v", err)
-			}
-			if !login.Created || login.Username != tc.want {
-				t.Fatalf("login = %+v, want a created user %q", login, tc.want)
-			}
-			slug := connQuery[string](t, f.db, `SELECT slug FROM users WHERE id = $1`, login.UserID)
-			if slug != tc.want {
-				t.Errorf("slug = %q, want %q", slug, tc.want)
-			}
-			if hasPassword := connQuery[bool](t, f.db, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1`, login.UserID); hasPassword {
-				t.Error("the new user has a password")
-			}
-			roles := connQuery[string](t, f.db, `
-				SELECT string_agg(r.name, ',') FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = $1`, login.UserID)
-			if roles != "member" {
-				t.Errorf("roles = %q, want the default role member", roles)
-			}
-			owner := connQuery[int64](t, f.db, `
-				SELECT user_id FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2`,
-				tc.account.Provider, tc.account.ProviderUserID)
-			if owner != login.UserID {
-				t.Errorf("connection belongs to user %d, want %d", owner, login.UserID)
-			}
-		})
+		for _, filled := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/keys filled %v", tc.name, filled), func(t *testing.T) {
+				f := newConnFixture(t)
+				if tc.existing != "" {
+					connExec(t, f.db, tc.existing)
+				}
+				if filled {
+					if _, err := namekey.Fill(ctx, f.db.Pool); err != nil {
+						t.Fatal(err)
+					}
+					if n := connQuery[int64](t, f.db, `SELECT count(*) FROM users WHERE name_key IS NULL`); n != 0 {
+						t.Fatalf("%d users without a key after the fill", n)
+					}
+				}
+				signUp(t, f, tc.account, tc.want)
+			})
+		}
+	}
+}
+
+// signUp signs the account up and checks the new user: named want (username and
+// slug), its name key written, no password, the default role, the connection.
+func signUp(t *testing.T, f connFixture, account catalog.ProviderAccount, want string) {
+	t.Helper()
+	ctx := context.Background()
+	login, err := f.db.OAuthLogin(ctx, account)
+	if err != nil {
+		t.Fatalf("OAuthLogin: %v", err)
+	}
+	if !login.Created || login.Username != want {
+		t.Fatalf("login = %+v, want a created user %q", login, want)
+	}
+	if key := connQuery[string](t, f.db, `SELECT coalesce(name_key, '<null>') FROM users WHERE id = $1`, login.UserID); key != namekey.Key(want) {
+		t.Errorf("name_key = %q, want %q", key, namekey.Key(want))
+	}
+	slug := connQuery[string](t, f.db, `SELECT slug FROM users WHERE id = $1`, login.UserID)
+	if slug != want {
+		t.Errorf("slug = %q, want %q", slug, want)
+	}
+	if hasPassword := connQuery[bool](t, f.db, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1`, login.UserID); hasPassword {
+		t.Error("the new user has a password")
+	}
+	roles := connQuery[string](t, f.db, `
+		SELECT string_agg(r.name, ',') FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = $1`, login.UserID)
+	if roles != "member" {
+		t.Errorf("roles = %q, want the default role member", roles)
+	}
+	owner := connQuery[int64](t, f.db, `
+		SELECT user_id FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2`,
+		account.Provider, account.ProviderUserID)
+	if owner != login.UserID {
+		t.Errorf("connection belongs to user %d, want %d", owner, login.UserID)
 	}
 }
 

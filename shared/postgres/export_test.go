@@ -1,5 +1,7 @@
 package postgres
 
+import "github.com/mediacatalog/service/shared/namekey"
+
 // LikePattern is likePattern, for the tests that compare a search with ILIKE's answer.
 var LikePattern = likePattern
 
@@ -12,6 +14,9 @@ var PageQuery = pageQuery
 // NameKey and UnicodeNameKey expose the sign-up's name comparison (the ASCII fast path
 // and the general one) to the test that holds them equal.
 var (
-	NameKey        = nameKey
-	UnicodeNameKey = unicodeNameKey
+	NameKey        = namekey.Key
+	UnicodeNameKey = namekey.UnicodeKey
 )
+
+// PrefixEnd exposes prefixEnd to the test of the sign-up's key range.
+var PrefixEnd = prefixEnd

@@ -45,3 +45,23 @@ func TestNameKey(t *testing.T) {
 		check(string(s))
 	}
 }
+
+// TestPrefixEnd: the sign-up reads the keys in [prefix, PrefixEnd(prefix)), which in
+// byte order holds exactly the keys that start with prefix.
+func TestPrefixEnd(t *testing.T) {
+	for _, tt := range []struct{ prefix, end string }{
+		{"admin-", "admin."},
+		{"ａ-", "ａ."},
+		{"x\xff", "y"},
+	} {
+		end := postgres.PrefixEnd(tt.prefix)
+		if end != tt.end {
+			t.Errorf("PrefixEnd(%q) = %q, want %q", tt.prefix, end, tt.end)
+		}
+		for _, k := range []string{tt.prefix, tt.prefix + "2", tt.prefix + "\U0010FFFF"} {
+			if !(k >= tt.prefix && k < end) {
+				t.Errorf("%q starts with %q but is outside [%q, %q)", k, tt.prefix, tt.prefix, end)
+			}
+		}
+	}
+}

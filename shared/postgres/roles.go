@@ -18,12 +18,14 @@ const (
 	MsgCannotDeleteDefaultRole = "Cannot delete default role"
 )
 
-// Roles returns every role with its numbers of permissions and users, by name.
+// Roles returns every role with its numbers of permissions and users, by name. The
+// number of users is kept on the role's row by triggers on user_roles (migration
+// 00024): counting the grants of every role on each request grew with the users.
 func (db *DB) Roles(ctx context.Context) ([]catalog.Role, error) {
 	rows, _ := db.Pool.Query(ctx, `
 		SELECT r.id, r.name, r.description,
 		       (SELECT count(*) FROM role_permissions rp WHERE rp.role_id = r.id) AS permission_count,
-		       (SELECT count(*) FROM user_roles ur WHERE ur.role_id = r.id) AS user_count
+		       r.user_count
 		FROM roles r
 		ORDER BY lower(r.name), r.id`)
 	roles, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.Role])
@@ -90,7 +92,7 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 			// A role's name is the label admins grant it by: renaming a full admin's
 			// role (and giving its old name to another) would make a full admin grant
 			// it unawares.
-			held, err := heldByFullAdmin(ctx, tx, id)
+			held, err := protectedRole(ctx, tx, id)
 			if err != nil {
 				return err
 			}
@@ -116,7 +118,7 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 			return forbidden("user %d lacks a permission of %v", actorID, append(adds, removes...))
 		}
 		if len(removes) > 0 && !a.fullAdmin {
-			held, err := heldByFullAdmin(ctx, tx, id)
+			held, err := protectedRole(ctx, tx, id)
 			if err != nil {
 				return err
 			}
@@ -135,6 +137,15 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 				INSERT INTO role_permissions (role_id, permission_id) SELECT $1, unnest($2::bigint[])
 				ON CONFLICT DO NOTHING`, id, adds); err != nil {
 				return fmt.Errorf("grant permissions to role %d: %w", id, err)
+			}
+		}
+		if len(adds) > 0 && !a.fullAdmin {
+			made, err := fullAdminRoles(ctx, tx, []int64{id})
+			if err != nil {
+				return err
+			}
+			if len(made) > 0 {
+				return forbidden("user %d is not a full admin and may not make role %d a full-admin role", actorID, id)
 			}
 		}
 		res.AddedPermissions, res.RemovedPermissions = adds, removes
@@ -209,7 +220,7 @@ func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) ([]int64, error
 			return forbidden("user %d lacks a permission of role %d", actorID, id)
 		}
 		if !a.fullAdmin {
-			held, err := heldByFullAdmin(ctx, tx, id)
+			held, err := protectedRole(ctx, tx, id)
 			if err != nil {
 				return err
 			}

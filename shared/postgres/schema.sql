@@ -78,6 +78,31 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION permissions_full_admin() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    keyed boolean;
+BEGIN
+    -- Each transition table is named only in the branch of the operations that have it.
+    IF TG_OP = 'TRUNCATE' THEN
+        keyed := true;
+    ELSIF TG_OP = 'INSERT' THEN
+        keyed := EXISTS (SELECT 1 FROM new_rows WHERE key IS NOT NULL);
+    ELSIF TG_OP = 'DELETE' THEN
+        keyed := EXISTS (SELECT 1 FROM old_rows WHERE key IS NOT NULL);
+    ELSE
+        keyed := EXISTS (SELECT 1 FROM new_rows n FULL JOIN old_rows o ON o.id = n.id
+                         WHERE n.key IS DISTINCT FROM o.key);
+    END IF;
+    IF keyed THEN
+        UPDATE roles r SET full_admin = role_is_full_admin(r.id)
+         WHERE r.full_admin IS DISTINCT FROM role_is_full_admin(r.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION publishers_count() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -107,6 +132,36 @@ BEGIN
     NEW.series_count := (SELECT count(*) FROM series_publishers sp
                          WHERE sp.publisher_id = NEW.id AND sp.client_id = NEW.client_id);
     RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION role_is_full_admin(rid bigint) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT k.n > 0 AND k.n = (SELECT count(*) FROM role_permissions rp
+                               JOIN permissions p ON p.id = rp.permission_id AND p.key IS NOT NULL
+                               WHERE rp.role_id = rid)
+    FROM (SELECT count(*) AS n FROM permissions WHERE key IS NOT NULL) k
+$$;
+
+CREATE FUNCTION role_permissions_full_admin() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        UPDATE roles SET full_admin = false WHERE full_admin;
+    ELSIF TG_OP = 'INSERT' THEN
+        UPDATE roles r SET full_admin = role_is_full_admin(r.id)
+         WHERE r.id IN (SELECT role_id FROM new_rows) AND r.full_admin IS DISTINCT FROM role_is_full_admin(r.id);
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE roles r SET full_admin = role_is_full_admin(r.id)
+         WHERE r.id IN (SELECT role_id FROM old_rows) AND r.full_admin IS DISTINCT FROM role_is_full_admin(r.id);
+    ELSE
+        UPDATE roles r SET full_admin = role_is_full_admin(r.id)
+         WHERE r.id IN (SELECT role_id FROM new_rows UNION SELECT role_id FROM old_rows)
+           AND r.full_admin IS DISTINCT FROM role_is_full_admin(r.id);
+    END IF;
+    RETURN NULL;
 END
 $$;
 
@@ -145,6 +200,26 @@ BEGIN
         UPDATE series_publishers sp SET search = series_search_text(sp.series_id)
          WHERE sp.series_id IN (SELECT series_id FROM old_aliases);
     END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION series_gone_tags_count() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE tags t SET series_count = t.series_count - 1
+     WHERE t.id IN (SELECT tag_id FROM series_tags WHERE series_id = OLD.id) AND t.client_id = OLD.client_id;
+    RETURN OLD;
+END
+$$;
+
+CREATE FUNCTION series_moved_tags_recount() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE tags t SET series_count = tag_series_count(t.id, t.client_id)
+     WHERE t.id IN (SELECT tag_id FROM series_tags WHERE series_id = NEW.id) AND t.series_count IS NOT NULL;
     RETURN NULL;
 END
 $$;
@@ -216,6 +291,82 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION series_tags_count() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        UPDATE tags SET series_count = 0 WHERE series_count <> 0;
+    ELSIF TG_OP = 'INSERT' THEN
+        UPDATE tags t SET series_count = t.series_count + d.n
+          FROM (SELECT r.tag_id, s.client_id, count(*) AS n FROM new_rows r JOIN series s ON s.id = r.series_id
+                GROUP BY 1, 2) d
+         WHERE t.id = d.tag_id AND t.client_id = d.client_id;
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE tags t SET series_count = t.series_count - d.n
+          FROM (SELECT r.tag_id, s.client_id, count(*) AS n FROM old_rows r JOIN series s ON s.id = r.series_id
+                GROUP BY 1, 2) d
+         WHERE t.id = d.tag_id AND t.client_id = d.client_id;
+    ELSE
+        UPDATE tags t SET series_count = t.series_count + d.n
+          FROM (SELECT m.tag_id, s.client_id, sum(m.n) AS n
+                  FROM (SELECT tag_id, series_id, 1 AS n FROM new_rows
+                        UNION ALL SELECT tag_id, series_id, -1 FROM old_rows) m
+                  JOIN series s ON s.id = m.series_id
+                 GROUP BY 1, 2 HAVING sum(m.n) <> 0) d
+         WHERE t.id = d.tag_id AND t.client_id = d.client_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION tag_series_count(tid bigint, client bigint) RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT count(*) FROM series_tags st
+    WHERE st.tag_id = tid AND (SELECT s.client_id FROM series s WHERE s.id = st.series_id) = client
+$$;
+
+CREATE FUNCTION tags_recount() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    NEW.series_count := tag_series_count(NEW.id, NEW.client_id);
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION user_roles_count() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        UPDATE roles SET user_count = 0 WHERE user_count <> 0;
+    ELSIF TG_OP = 'INSERT' THEN
+        PERFORM 1 FROM roles WHERE id IN (SELECT role_id FROM new_rows) ORDER BY id FOR NO KEY UPDATE;
+        UPDATE roles r SET user_count = r.user_count + d.n
+          FROM (SELECT role_id, count(*) AS n FROM new_rows GROUP BY role_id) d
+         WHERE r.id = d.role_id;
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM 1 FROM roles WHERE id IN (SELECT role_id FROM old_rows) ORDER BY id FOR NO KEY UPDATE;
+        UPDATE roles r SET user_count = r.user_count - d.n
+          FROM (SELECT role_id, count(*) AS n FROM old_rows GROUP BY role_id) d
+         WHERE r.id = d.role_id;
+    ELSE
+        PERFORM 1 FROM roles
+         WHERE id IN (SELECT role_id FROM new_rows UNION SELECT role_id FROM old_rows)
+         ORDER BY id FOR NO KEY UPDATE;
+        UPDATE roles r SET user_count = r.user_count + d.n
+          FROM (SELECT role_id, sum(n) AS n
+                  FROM (SELECT role_id, 1 AS n FROM new_rows
+                        UNION ALL SELECT role_id, -1 FROM old_rows) m
+                 GROUP BY role_id HAVING sum(n) <> 0) d
+         WHERE r.id = d.role_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION users_count() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -242,6 +393,17 @@ CREATE FUNCTION users_fill_search() RETURNS trigger
     AS $$
 BEGIN
     NEW.search := search_fold(NEW.username);
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION users_name_key_stale() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.username IS DISTINCT FROM OLD.username AND NEW.name_key IS NOT DISTINCT FROM OLD.name_key THEN
+        NEW.name_key := NULL;
+    END IF;
     RETURN NEW;
 END
 $$;
@@ -482,7 +644,9 @@ CREATE TABLE roles (
     name text NOT NULL,
     description text,
     is_default boolean DEFAULT false NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    user_count bigint DEFAULT 0 NOT NULL,
+    full_admin boolean DEFAULT false NOT NULL
 );
 
 ALTER TABLE roles ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
@@ -577,7 +741,8 @@ CREATE TABLE tags (
     id bigint NOT NULL,
     client_id bigint NOT NULL,
     name text NOT NULL,
-    type text NOT NULL
+    type text NOT NULL,
+    series_count bigint DEFAULT 0
 );
 
 ALTER TABLE tags ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
@@ -615,7 +780,8 @@ CREATE TABLE users (
     age_verified boolean DEFAULT false NOT NULL,
     profile_image text,
     registered timestamp with time zone DEFAULT now() NOT NULL,
-    search text
+    search text,
+    name_key text COLLATE pg_catalog."C"
 );
 
 ALTER TABLE users ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (
@@ -833,6 +999,8 @@ CREATE INDEX series_publishers_search_trgm ON series_publishers USING gin (publi
 
 CREATE INDEX series_tags_tag ON series_tags USING btree (tag_id);
 
+CREATE INDEX sessions_user ON sessions USING btree (user_id);
+
 CREATE INDEX sessions_user_live ON sessions USING btree (user_id) WHERE (revoked_at IS NULL);
 
 CREATE INDEX tags_client_name ON tags USING btree (client_id, name, id);
@@ -842,6 +1010,10 @@ CREATE UNIQUE INDEX tags_client_name_key ON tags USING btree (client_id, lower(n
 CREATE INDEX user_locks_locked_by ON user_locks USING btree (locked_by);
 
 CREATE INDEX user_roles_role ON user_roles USING btree (role_id);
+
+CREATE INDEX users_name_key ON users USING btree (name_key);
+
+CREATE INDEX users_name_key_missing ON users USING btree (id) WHERE (name_key IS NULL);
 
 CREATE INDEX users_registered ON users USING btree (registered, id);
 
@@ -871,6 +1043,14 @@ CREATE TRIGGER contributors_search_grams_truncate AFTER TRUNCATE ON contributors
 
 CREATE TRIGGER contributors_search_grams_upd AFTER UPDATE ON contributors REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION contributors_search_grams();
 
+CREATE TRIGGER permissions_full_admin_del AFTER DELETE ON permissions REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION permissions_full_admin();
+
+CREATE TRIGGER permissions_full_admin_ins AFTER INSERT ON permissions REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION permissions_full_admin();
+
+CREATE TRIGGER permissions_full_admin_truncate AFTER TRUNCATE ON permissions FOR EACH STATEMENT EXECUTE FUNCTION permissions_full_admin();
+
+CREATE TRIGGER permissions_full_admin_upd AFTER UPDATE ON permissions REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION permissions_full_admin();
+
 CREATE TRIGGER publishers_count_del AFTER DELETE ON publishers REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION publishers_count();
 
 CREATE TRIGGER publishers_count_ins AFTER INSERT ON publishers REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION publishers_count();
@@ -881,11 +1061,23 @@ CREATE TRIGGER publishers_count_truncate AFTER TRUNCATE ON publishers FOR EACH S
 
 CREATE TRIGGER publishers_recount BEFORE UPDATE OF client_id ON publishers FOR EACH ROW WHEN ((old.client_id IS DISTINCT FROM new.client_id)) EXECUTE FUNCTION publishers_recount();
 
+CREATE TRIGGER role_permissions_full_admin_del AFTER DELETE ON role_permissions REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION role_permissions_full_admin();
+
+CREATE TRIGGER role_permissions_full_admin_ins AFTER INSERT ON role_permissions REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION role_permissions_full_admin();
+
+CREATE TRIGGER role_permissions_full_admin_truncate AFTER TRUNCATE ON role_permissions FOR EACH STATEMENT EXECUTE FUNCTION role_permissions_full_admin();
+
+CREATE TRIGGER role_permissions_full_admin_upd AFTER UPDATE ON role_permissions REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION role_permissions_full_admin();
+
 CREATE TRIGGER series_aliases_sync_links_del AFTER DELETE ON series_aliases REFERENCING OLD TABLE AS old_aliases FOR EACH STATEMENT EXECUTE FUNCTION series_aliases_sync_links();
 
 CREATE TRIGGER series_aliases_sync_links_ins AFTER INSERT ON series_aliases REFERENCING NEW TABLE AS new_aliases FOR EACH STATEMENT EXECUTE FUNCTION series_aliases_sync_links();
 
 CREATE TRIGGER series_aliases_sync_links_upd AFTER UPDATE ON series_aliases REFERENCING OLD TABLE AS old_aliases NEW TABLE AS new_aliases FOR EACH STATEMENT EXECUTE FUNCTION series_aliases_sync_links();
+
+CREATE TRIGGER series_gone_tags_count BEFORE DELETE ON series FOR EACH ROW EXECUTE FUNCTION series_gone_tags_count();
+
+CREATE TRIGGER series_moved_tags_recount AFTER UPDATE OF client_id ON series FOR EACH ROW WHEN ((old.client_id IS DISTINCT FROM new.client_id)) EXECUTE FUNCTION series_moved_tags_recount();
 
 CREATE TRIGGER series_publishers_count_del AFTER DELETE ON series_publishers REFERENCING OLD TABLE AS old_links FOR EACH STATEMENT EXECUTE FUNCTION series_publishers_count();
 
@@ -897,6 +1089,24 @@ CREATE TRIGGER series_publishers_fill BEFORE INSERT OR UPDATE OF series_id ON se
 
 CREATE TRIGGER series_sync_links AFTER UPDATE ON series REFERENCING OLD TABLE AS old_series NEW TABLE AS new_series FOR EACH STATEMENT EXECUTE FUNCTION series_sync_links();
 
+CREATE TRIGGER series_tags_count_del AFTER DELETE ON series_tags REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+
+CREATE TRIGGER series_tags_count_ins AFTER INSERT ON series_tags REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+
+CREATE TRIGGER series_tags_count_truncate AFTER TRUNCATE ON series_tags FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+
+CREATE TRIGGER series_tags_count_upd AFTER UPDATE ON series_tags REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION series_tags_count();
+
+CREATE TRIGGER tags_recount BEFORE UPDATE OF client_id ON tags FOR EACH ROW WHEN ((old.client_id IS DISTINCT FROM new.client_id)) EXECUTE FUNCTION tags_recount();
+
+CREATE TRIGGER user_roles_count_del AFTER DELETE ON user_roles REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION user_roles_count();
+
+CREATE TRIGGER user_roles_count_ins AFTER INSERT ON user_roles REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION user_roles_count();
+
+CREATE TRIGGER user_roles_count_truncate AFTER TRUNCATE ON user_roles FOR EACH STATEMENT EXECUTE FUNCTION user_roles_count();
+
+CREATE TRIGGER user_roles_count_upd AFTER UPDATE ON user_roles REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION user_roles_count();
+
 CREATE TRIGGER users_count_del AFTER DELETE ON users REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION users_count();
 
 CREATE TRIGGER users_count_ins AFTER INSERT ON users REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION users_count();
@@ -904,6 +1114,8 @@ CREATE TRIGGER users_count_ins AFTER INSERT ON users REFERENCING NEW TABLE AS ne
 CREATE TRIGGER users_count_truncate AFTER TRUNCATE ON users FOR EACH STATEMENT EXECUTE FUNCTION users_count();
 
 CREATE TRIGGER users_fill_search BEFORE INSERT OR UPDATE OF username, search ON users FOR EACH ROW EXECUTE FUNCTION users_fill_search();
+
+CREATE TRIGGER users_name_key_stale BEFORE UPDATE OF username ON users FOR EACH ROW EXECUTE FUNCTION users_name_key_stale();
 
 ALTER TABLE ONLY contributor_aliases
     ADD CONSTRAINT contributor_aliases_contributor_id_fkey FOREIGN KEY (contributor_id) REFERENCES contributors(id) ON DELETE CASCADE;

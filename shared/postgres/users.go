@@ -10,6 +10,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/namekey"
 )
 
 // MsgUsernameTaken is the spec's 409 of a user edit with a used username.
@@ -184,10 +185,10 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 			return err
 		}
 		err = tx.QueryRow(ctx, `
-			UPDATE users u SET username = $2, age_verified = $3
+			UPDATE users u SET username = $2, age_verified = $3, name_key = $4
 			FROM (SELECT id, username, age_verified FROM users WHERE id = $1 FOR UPDATE) old
 			WHERE u.id = old.id
-			RETURNING old.username, old.age_verified`, id, e.Username, e.AgeVerified).
+			RETURNING old.username, old.age_verified`, id, e.Username, e.AgeVerified, namekey.Key(e.Username)).
 			Scan(&res.Before.Username, &res.Before.AgeVerified)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
@@ -216,10 +217,10 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 }
 
 // setUserRolesChecked changes the roles of userID as editor asks, under the access
-// lock (taken by the caller, with admins the number of full admins then) and the
+// lock (taken by the caller, with admins whether there was a full admin then) and the
 // access rules, and returns the roles it granted (with the default role when the user
 // was left without one) and took away.
-func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor actor, admins int64, added, removed []int64) ([]int64, []int64, error) {
+func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor actor, admins bool, added, removed []int64) ([]int64, []int64, error) {
 	editorID := editor.id
 	var current []int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(role_id), '{}') FROM user_roles WHERE user_id = $1`,
@@ -246,6 +247,16 @@ func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor ac
 	}
 	if fallback != 0 {
 		adds = append(adds, fallback)
+	}
+	if !editor.fullAdmin && len(adds) > 0 {
+		// Full authority is handed out by a full admin only (access.go).
+		made, err := fullAdminRoles(ctx, tx, adds)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(made) > 0 {
+			return nil, nil, forbidden("user %d is not a full admin and may not grant full-admin roles %v", editorID, made)
+		}
 	}
 	return adds, removes, keepAFullAdmin(ctx, tx, admins)
 }
@@ -337,19 +348,19 @@ func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) (string, error)
 }
 
 // mayActOn takes the access lock, loads the actor and refuses, as apperr.Forbidden,
-// an actor who is not a full admin acting on one. It returns the actor and the number
-// of full admins before.
-func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (actor, int64, error) {
+// an actor who is not a full admin acting on one. It returns the actor and whether
+// there was a full admin before.
+func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (actor, bool, error) {
 	a, admins, err := lockAccess(ctx, tx, actorID)
 	if err != nil || a.fullAdmin {
 		return a, admins, err
 	}
 	target, err := isFullAdmin(ctx, tx, id)
 	if err != nil {
-		return actor{}, 0, err
+		return actor{}, false, err
 	}
 	if target {
-		return actor{}, 0, forbidden("user %d is not a full admin and may not act on full admin %d", actorID, id)
+		return actor{}, false, forbidden("user %d is not a full admin and may not act on full admin %d", actorID, id)
 	}
 	return a, admins, nil
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/mediacatalog/service/shared/namekey"
 )
 
 //go:embed migrations/*.sql
@@ -58,12 +60,29 @@ const (
 	MaxBackoff         = 15 * time.Second
 )
 
-// Up applies every pending migration of the service to the database at url. It is an
-// explicit step (make migrate, the local stack, the tests), never part of a Lambda
-// cold start. A PostgreSQL advisory lock makes concurrent runs safe.
+// Up applies every pending migration of the service to the database at url, then the
+// Go step of the migrations: the users' name keys (namekey.Fill, migration 00025),
+// which SQL cannot compute. It is an explicit step (make migrate, the local stack, the
+// tests), never part of a Lambda cold start. A PostgreSQL advisory lock makes
+// concurrent runs of the SQL migrations safe; the fill is batched and idempotent, so a
+// second run does only what is left.
 func Up(ctx context.Context, url string, log *slog.Logger) error {
-	_, err := Apply(ctx, url, Files(), Options{Log: log})
-	return err
+	if _, err := Apply(ctx, url, Files(), Options{Log: log}); err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("migrate: name keys: %w", err)
+	}
+	defer conn.Close(ctx)
+	n, err := namekey.Fill(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if log != nil && n > 0 {
+		log.Info("name keys filled", "users", n)
+	}
+	return nil
 }
 
 // Result is one applied migration.

@@ -1337,7 +1337,7 @@ export interface components {
                 "application/json": components["schemas"]["Response"];
             };
         };
-        /** @description The authenticated user lacks the route's permission, or the access rules refuse the write (it would grant more than the user holds; it changes a full admin's account, or removes a permission from, renames or deletes a role a full admin holds, and the user is not a full admin; it would leave no full admin), or a browser's write carrying cookies does not come from an allowed origin (Origin, Sec-Fetch-Site). Every 403 is an audit record. */
+        /** @description The authenticated user lacks the route's permission, or the access rules refuse the write (it would grant more than the user holds; it changes a full admin's account, removes a permission from, renames or deletes a full-admin role or a role a full admin holds, or grants or completes a full-admin role, and the user is not a full admin; it would leave no full admin), or a browser's write carrying cookies does not come from an allowed origin (Origin, Sec-Fetch-Site). Every 403 is an audit record. */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
