@@ -251,6 +251,8 @@ func TestGenerate(t *testing.T) {
 					counted AS (SELECT g.gram, count(*) AS n FROM contributors c, search_grams(c.search) g(gram)
 					            WHERE c.client_id = $1 GROUP BY 1)
 					SELECT count(*) FROM ((TABLE kept EXCEPT TABLE counted) UNION ALL (TABLE counted EXCEPT TABLE kept)) d`, 0},
+				{"publishers whose search text is off", `SELECT count(*) FROM publishers p WHERE p.client_id = $1
+					AND p.search IS DISTINCT FROM search_fold(p.name)`, 0},
 				{"users whose search text is off", `SELECT count(*) FROM users
 					WHERE slug LIKE 'g' || $1::bigint || '-user-%' AND search IS DISTINCT FROM search_fold(username)`, 0},
 				{"series without a publisher", `SELECT count(*) FROM series s WHERE s.client_id = $1

@@ -144,13 +144,6 @@ func isUniqueViolation(err error, name string) bool {
 		(name == "" || pgErr.ConstraintName == name)
 }
 
-// likePattern makes a case-insensitive substring pattern for ILIKE, with the user's
-// wildcards escaped so "50%" searches for a literal percent sign.
-func likePattern(search string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(search) + "%"
-}
-
 // redact drops the connection string (and its password) from pgx parse errors.
 func redact(err error) error {
 	var pe *pgconn.ParseConfigError

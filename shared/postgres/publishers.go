@@ -32,13 +32,15 @@ func publisherOrderBy(alias, order string) (string, error) {
 }
 
 // Publishers returns a page of the client's publishers, each with its number of series
-// in the client's catalog (the total of its publication list). Search is a
-// case-insensitive substring of the name; an empty Order orders by id.
+// in the client's catalog (the total of its publication list). Search is a substring
+// of the name ignoring case and accents (publishers.search, the name's search_fold,
+// docs/search-folding.md); an empty Order orders by id.
 //
 // The page's ids come from an index in the list's order (publishers_client_id,
 // publishers_client_name, publishers_client_created: an index-only scan, from the end
-// nearer the page when there is no search, filtered on the name for a search, or a
-// trigram bitmap when the planner expects few matches), then only the page's rows are
+// nearer the page when there is no search, filtered on the search text for a search,
+// or a trigram bitmap of publishers_client_search_trgm when the planner expects few
+// matches), then only the page's rows are
 // read. series_count is a column kept by triggers (the baseline schema),
 // not a count per request.
 func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]catalog.PublisherListItem, error) {
@@ -49,8 +51,11 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 	args := []any{f.Client, f.Limit, f.Offset}
 	where := "p.client_id = $1"
 	if f.Search != "" {
-		args = append(args, likePattern(f.Search))
-		where += " AND p.name ILIKE $4"
+		// The term is folded and escaped in SQL (search_pattern, migration 00022), as
+		// publishers.search is folded by its trigger (00027); the migrations run before
+		// the deploy, so 00028 has filled the rows written before the column.
+		args = append(args, f.Search)
+		where += " AND p.search LIKE search_pattern($4)"
 	}
 	// Past the first page without a search, the client's publisher_count (kept by
 	// triggers) tells which end of the list the page is nearer

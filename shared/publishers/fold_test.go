@@ -50,3 +50,47 @@ func TestPublicationSearchIgnoresAccents(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishersSearchIgnoresAccents: GET /publishers?search= ignores case and accents
+// in the publishers' names (issue 29, decision 3): publishers.search, kept by a trigger,
+// holds the folded name and the term is folded the same way.
+func TestPublishersSearchIgnoresAccents(t *testing.T) {
+	h, db, _ := setup(t)
+	db.Exec(t, `INSERT INTO publishers (id, client_id, name, slug) VALUES
+		(3001, 1, 'Pokémon Éditions', 'pokemon-editions'),
+		(3002, 1, 'POKÉMON ' || U&'Pre\0301ss', 'pokemon-press'),
+		(3003, 1, 'Ｐｏｋéｍｏｎ Ｗｉｄｅ', 'pokemon-wide'),
+		(3004, 1, 'Straße Verlag', 'strasse-verlag'),
+		(3005, 1, 'Ψηφιακές Εκδόσεις', 'greek'),
+		(3006, 2, 'Pokemon Elsewhere', 'pokemon-elsewhere')`)
+	db.Exec(t, `UPDATE publishers SET name = 'Øresund Ēdition' WHERE id = 3005`)
+	tests := []struct{ search, want string }{
+		{"pokemon", "pokemon-editions,pokemon-press,pokemon-wide"},
+		{"pokémon", "pokemon-editions,pokemon-press,pokemon-wide"},
+		{"POKÉMON", "pokemon-editions,pokemon-press,pokemon-wide"},
+		{"PoKeMoN", "pokemon-editions,pokemon-press,pokemon-wide"},
+		{"pokemon wide", "pokemon-wide"},
+		{"pres", "yen-press,pokemon-press"},
+		{"pré", "yen-press,pokemon-press"},
+		{"pre\u0301ss", "yen-press,pokemon-press"},
+		{"editions", "pokemon-editions"},
+		{"ÉDITIONS", "pokemon-editions"},
+		{"strasse", "strasse-verlag"},
+		{"straße", "strasse-verlag"},
+		{"oresund edition", "greek"},
+		{"ψηφιακες", ""},
+		{"％", ""},
+		{"zzqx", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.search, func(t *testing.T) {
+			var slugs []string
+			for _, p := range mustList(t, h, "/publishers?client=1&order=added-asc&search="+url.QueryEscape(tt.search)) {
+				slugs = append(slugs, p.Slug)
+			}
+			if got := strings.Join(slugs, ","); got != tt.want {
+				t.Errorf("search %q found %q, want %q", tt.search, got, tt.want)
+			}
+		})
+	}
+}

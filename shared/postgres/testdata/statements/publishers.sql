@@ -36,7 +36,7 @@ WITH list_total AS (SELECT coalesce((SELECT publisher_count FROM clients WHERE i
 -- ============================================================================
 -- search
 
-WITH  page AS (SELECT p.id, p.name, p.created_at FROM publishers p WHERE p.client_id = $1 AND p.name ILIKE $4 ORDER BY p.id LIMIT $2 OFFSET $3)
+WITH  page AS (SELECT p.id, p.name, p.created_at FROM publishers p WHERE p.client_id = $1 AND p.search LIKE search_pattern($4) ORDER BY p.id LIMIT $2 OFFSET $3)
 		SELECT p.id, p.name, p.short_name, p.slug, p.country, p.website, p.headquarter,
 		       p.series_count,
 		       coalesce(to_char(p.founding_date, 'YYYY-MM-DD'), '') AS founding_date,
@@ -44,4 +44,4 @@ WITH  page AS (SELECT p.id, p.name, p.created_at FROM publishers p WHERE p.clien
 		FROM page
 		JOIN publishers p ON p.id = page.id
 		ORDER BY page.id
--- $1 = 1, $2 = 20, $3 = 0, $4 = "%media%"
+-- $1 = 1, $2 = 20, $3 = 0, $4 = "media"
