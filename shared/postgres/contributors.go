@@ -75,10 +75,7 @@ SELECT
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors`
-	rows, err := db.Pool.Query(ctx, sql, q.Client, q.Search, q.Search, q.Limit, q.Offset)
-	if err != nil {
-		return catalog.ContributorPage{}, fmt.Errorf("list contributors of client %d: %w", q.Client, err)
-	}
+	rows, _ := db.Pool.Query(ctx, sql, q.Client, q.Search, q.Search, q.Limit, q.Offset)
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
 		Total        int64
 		Capped       bool
@@ -114,11 +111,8 @@ SELECT c.id, c.first_name, c.last_name, c.slug, coalesce(c.image, '') AS image,
 		WHERE r.contributor_id = c.id) AS relations
 FROM contributors c
 WHERE c.id = $1`
-	var c catalog.Contributor
-	rows, err := db.Pool.Query(ctx, sql, id, lock.By, lock.TTL)
-	if err == nil {
-		c, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.Contributor])
-	}
+	rows, _ := db.Pool.Query(ctx, sql, id, lock.By, lock.TTL)
+	c, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.Contributor])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows), contributorFKViolation(err, "contributor_locks_contributor_id_fkey"):
 		// A contributor deleted while its lock was being taken is gone as well.

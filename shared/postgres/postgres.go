@@ -1,6 +1,10 @@
 // Package postgres is the PostgreSQL adapter: the connection pool, the embedded
 // migrations, and the stores of the service's data. Stores speak in domain types and
 // apperr codes; nothing above this package sees pgx errors.
+//
+// Reading rows: `rows, _ := q.Query(...)` and then pgx.CollectRows, CollectOneRow or
+// ForEachRow, the idiom pgx documents: Query's own error is returned again by the
+// collecting call (and by Rows.Err), so it is checked once, there.
 package postgres
 
 import (

@@ -13,14 +13,11 @@ import (
 
 // Tags returns the client's tags ordered by name. A client without tags has none.
 func (db *DB) Tags(ctx context.Context, client int64) ([]catalog.Tag, error) {
-	rows, err := db.Pool.Query(ctx, `
+	rows, _ := db.Pool.Query(ctx, `
 		SELECT id, name, type
 		FROM tags
 		WHERE client_id = $1
 		ORDER BY name, id`, client)
-	if err != nil {
-		return nil, fmt.Errorf("list tags of client %d: %w", client, err)
-	}
 	tags, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.Tag])
 	if err != nil {
 		return nil, fmt.Errorf("list tags of client %d: %w", client, err)
@@ -33,14 +30,11 @@ func (db *DB) Tags(ctx context.Context, client int64) ([]catalog.Tag, error) {
 // (migration 00024): counting the links on each request read about a 230th of the
 // catalog per tag. A tag not counted yet (before 00026's backfill ends) is counted here.
 func (db *DB) TagByID(ctx context.Context, id int64) (catalog.TagDetail, error) {
-	rows, err := db.Pool.Query(ctx, `
+	rows, _ := db.Pool.Query(ctx, `
 		SELECT t.id, t.name, t.type,
 		       coalesce(t.series_count, tag_series_count(t.id, t.client_id)) AS series_count
 		FROM tags t
 		WHERE t.id = $1`, id)
-	if err != nil {
-		return catalog.TagDetail{}, fmt.Errorf("load tag %d: %w", id, err)
-	}
 	tag, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.TagDetail])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return catalog.TagDetail{}, apperr.New(apperr.NotFound, catalog.MsgTagNotFound)
