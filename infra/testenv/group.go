@@ -66,3 +66,15 @@ func (g *Group) Call(t testing.TB, method, target string, body any, c *http.Cook
 	}
 	return rec.Code, resp
 }
+
+// Do serves a request through the group as the demo user of cookie c (none when nil),
+// checks the response against the OpenAPI document, and returns its status and body.
+func (g *Group) Do(t testing.TB, method, target string, body any, c *http.Cookie) (int, []byte) {
+	t.Helper()
+	var cookies []*http.Cookie
+	if c != nil {
+		cookies = append(cookies, c)
+	}
+	rec := Do(t, g.Handler, Request(method, target, body, cookies...))
+	return rec.Code, rec.Body.Bytes()
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,9 +16,7 @@ import (
 	"github.com/mediacatalog/service/shared/admincontributors"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
-	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
-	"github.com/mediacatalog/service/shared/postgres"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -39,13 +35,8 @@ const (
 // server is the group's handler over a database with the demo data, and the cookies
 // of the demo users.
 type server struct {
-	h       http.Handler
-	db      *testenv.DB
-	cfg     config.Config
-	counter *postgres.QueryCounter
+	*testenv.Group
 	avatars *recordingAvatars
-	// admin holds every permission; editor view, edit and add; member none.
-	admin, editor, member *http.Cookie
 }
 
 func newServer(t *testing.T) *server { return newServerCounting(t, 0) }
@@ -54,39 +45,22 @@ func newServer(t *testing.T) *server { return newServerCounting(t, 0) }
 // matches (0: the default).
 func newServerCounting(t *testing.T, maxExact int64) *server {
 	t.Helper()
-	counter := &postgres.QueryCounter{}
-	db := testenv.NewDemoDB(t, postgres.WithTracer(counter))
-	cfg := testenv.AuthConfig(t)
-	sessions := testenv.NewSessions(t, db, cfg)
-	s := &server{db: db, cfg: cfg, counter: counter, avatars: &recordingAvatars{}}
-	store := *db.DB
-	store.MaxExact = maxExact
-	routes := admincontributors.Routes(admincontributors.Deps{
-		Store: &store, Auth: sessions, LockTTL: cfg.LockTTL, Avatars: s.avatars,
+	avatars := &recordingAvatars{}
+	g := testenv.NewGroup(t, func(db *testenv.DB, sessions *auth.Sessions) []httpapi.Route {
+		store := *db.DB
+		store.MaxExact = maxExact
+		return admincontributors.Routes(admincontributors.Deps{
+			Store: &store, Auth: sessions, LockTTL: testenv.AuthConfig(t).LockTTL, Avatars: avatars,
+		})
 	})
-	s.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CORSOrigins: cfg.CORSOrigins})
-	s.admin = testenv.SessionCookie(t, sessions, demo.AdminUserID)
-	s.editor = testenv.SessionCookie(t, sessions, demo.EditorUserID)
-	s.member = testenv.SessionCookie(t, sessions, demo.MemberUserID)
-	return s
-}
-
-// do serves a request (checked against the OpenAPI document) and returns status and body.
-func (s *server) do(t *testing.T, method, target string, body any, c *http.Cookie) (int, []byte) {
-	t.Helper()
-	var cookies []*http.Cookie
-	if c != nil {
-		cookies = append(cookies, c)
-	}
-	rec := testenv.Do(t, s.h, testenv.Request(method, target, body, cookies...))
-	return rec.Code, rec.Body.Bytes()
+	return &server{Group: g, avatars: avatars}
 }
 
 // state is everything stored about contributor id, as JSON.
 func (s *server) state(t *testing.T, id int64) string {
 	t.Helper()
 	var out string
-	err := s.db.Pool.QueryRow(context.Background(), `
+	err := s.DB.Pool.QueryRow(context.Background(), `
 SELECT jsonb_build_object(
 	'row', (SELECT to_jsonb(c) FROM contributors c WHERE c.id = $1),
 	'links', (SELECT jsonb_agg(to_jsonb(x) ORDER BY x.id) FROM contributor_links x WHERE x.contributor_id = $1),
@@ -104,7 +78,7 @@ SELECT jsonb_build_object(
 func (s *server) allState(t *testing.T) string {
 	t.Helper()
 	var out string
-	err := s.db.Pool.QueryRow(context.Background(), `
+	err := s.DB.Pool.QueryRow(context.Background(), `
 SELECT jsonb_build_object(
 	'c', (SELECT jsonb_agg(to_jsonb(x) ORDER BY x.id) FROM contributors x),
 	'l', (SELECT jsonb_agg(to_jsonb(x) ORDER BY x.id) FROM contributor_links x),
@@ -193,9 +167,9 @@ type listBody struct {
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
 	rows := testenv.AuthMatrix{
-		Handler: s.h,
-		DB:      s.db,
-		Config:  s.cfg,
+		Handler: s.Handler,
+		DB:      s.DB,
+		Config:  s.Config,
 		Routes: []testenv.AuthRoute{
 			{Method: "GET", Path: "/admin-contributors?client=1", Permission: auth.PermViewContributors},
 			{Method: "GET", Path: "/admin-contributors/id/1", Permission: auth.PermViewContributors},
@@ -214,8 +188,8 @@ func TestPermissionMatrix(t *testing.T) {
 
 func TestList(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
-	s.db.Exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES (2, 'Alan', 'Moore', 'alan-moore-c2')`)
+	s.DB.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
+	s.DB.Exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES (2, 'Alan', 'Moore', 'alan-moore-c2')`)
 	tests := []struct {
 		name       string
 		query      string
@@ -252,8 +226,8 @@ func TestList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s.counter.Reset()
-			status, body := s.do(t, "GET", "/admin-contributors"+tt.query, nil, s.editor)
+			s.Counter.Reset()
+			status, body := s.Do(t, "GET", "/admin-contributors"+tt.query, nil, s.Editor)
 			if tt.wantStatus != 200 {
 				want, ok := messages[tt.name]
 				if !ok {
@@ -265,7 +239,7 @@ func TestList(t *testing.T) {
 			if status != 200 {
 				t.Fatalf("status %d: %s", status, body)
 			}
-			if n := s.counter.Count(); n > 2 {
+			if n := s.Counter.Count(); n > 2 {
 				t.Errorf("%d round trips, want at most 2", n)
 			}
 			got := testenv.Decode[listBody](t, body)
@@ -286,7 +260,7 @@ func TestList(t *testing.T) {
 	}
 
 	t.Run("item", func(t *testing.T) {
-		_, body := s.do(t, "GET", "/admin-contributors?client=1&search=one", nil, s.editor)
+		_, body := s.Do(t, "GET", "/admin-contributors?client=1&search=one", nil, s.Editor)
 		got := testenv.Decode[struct {
 			Contributors []json.RawMessage `json:"contributors"`
 		}](t, body)
@@ -323,7 +297,7 @@ func TestListPastThreshold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			status, body := s.do(t, "GET", "/admin-contributors"+tt.query, nil, s.editor)
+			status, body := s.Do(t, "GET", "/admin-contributors"+tt.query, nil, s.Editor)
 			if status != 200 {
 				t.Fatalf("status %d: %s", status, body)
 			}
@@ -352,14 +326,14 @@ func compact(t *testing.T, raw []byte) string {
 
 func TestDetail(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `UPDATE contributors SET image = 'contributors/19/v1' WHERE id = $1`, murata)
+	s.DB.Exec(t, `UPDATE contributors SET image = 'contributors/19/v1' WHERE id = $1`, murata)
 	t.Run("shape", func(t *testing.T) {
-		s.counter.Reset()
-		status, body := s.do(t, "GET", fmt.Sprint("/admin-contributors/id/", one), nil, s.editor)
+		s.Counter.Reset()
+		status, body := s.Do(t, "GET", fmt.Sprint("/admin-contributors/id/", one), nil, s.Editor)
 		if status != 200 {
 			t.Fatalf("status %d: %s", status, body)
 		}
-		if n := s.counter.Count(); n > 2 {
+		if n := s.Counter.Count(); n > 2 {
 			t.Errorf("%d round trips, want at most 2", n)
 		}
 		want := `{"aliases":[{"id":18,"language":"Japanese","title":"ワン"}],` +
@@ -375,13 +349,13 @@ func TestDetail(t *testing.T) {
 	// Issue 26, finding 7: links and sources stored past the request checks (before
 	// them, by an import, by SQL) are served only when they are links.
 	t.Run("stored links that are not links", func(t *testing.T) {
-		s.db.Exec(t, `INSERT INTO contributor_links (contributor_id, url) VALUES
+		s.DB.Exec(t, `INSERT INTO contributor_links (contributor_id, url) VALUES
 			($1, 'javascript:alert(document.cookie)'), ($1, ' JavaScript:alert(1)'), ($1, 'data:text/html,x'),
 			($1, 'twitter.com/one'), ($1, 'https://x.example/one')`, murata)
-		s.db.Exec(t, `INSERT INTO contributor_descriptions (contributor_id, description, language, source) VALUES
+		s.DB.Exec(t, `INSERT INTO contributor_descriptions (contributor_id, description, language, source) VALUES
 			($1, 'a', 'English', 'javascript:alert(1)'), ($1, 'b', 'English', E'java\tscript:alert(1)'),
 			($1, 'c', 'English', 'Wikipedia'), ($1, 'd', 'English', 'https://x.example/src')`, murata)
-		status, body := s.do(t, "GET", fmt.Sprint("/admin-contributors/id/", murata), nil, s.editor)
+		status, body := s.Do(t, "GET", fmt.Sprint("/admin-contributors/id/", murata), nil, s.Editor)
 		if status != 200 {
 			t.Fatalf("status %d: %s", status, body)
 		}
@@ -420,7 +394,7 @@ func TestDetail(t *testing.T) {
 		{"id beyond int64", "99999999999999999999", 400, "Required parameters missing"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := s.do(t, "GET", "/admin-contributors/id/"+tt.id, nil, s.admin)
+			status, body := s.Do(t, "GET", "/admin-contributors/id/"+tt.id, nil, s.Admin)
 			wantMessage(t, status, body, tt.wantStatus, tt.wantMsg)
 		})
 	}
@@ -429,11 +403,11 @@ func TestDetail(t *testing.T) {
 // TestLock: the edit lock seen from the list, through the routes.
 func TestLock(t *testing.T) {
 	s := newServer(t)
-	viewer := testenv.SessionCookie(t, testenv.NewSessions(t, s.db, s.cfg),
-		testenv.NewUser(t, s.db, "viewer", auth.PermViewContributors))
+	viewer := testenv.SessionCookie(t, testenv.NewSessions(t, s.DB, s.Config),
+		testenv.NewUser(t, s.DB, "viewer", auth.PermViewContributors))
 	lockOf := func(t *testing.T, id int64) string {
 		t.Helper()
-		_, body := s.do(t, "GET", "/admin-contributors?client=1", nil, s.admin)
+		_, body := s.Do(t, "GET", "/admin-contributors?client=1", nil, s.Admin)
 		for _, c := range testenv.Decode[listBody](t, body).Contributors {
 			if c.ID == id {
 				if c.LockedBy == nil {
@@ -455,19 +429,19 @@ func TestLock(t *testing.T) {
 	}{
 		{"nobody has opened it", "", "", nil, nil, ""},
 		{"a viewer without edit permission opens it", "GET", "/admin-contributors/id/3", nil, viewer, ""},
-		{"the editor opens it", "GET", "/admin-contributors/id/3", nil, s.editor, "2:editor"},
-		{"the admin opens it while the editor's lock lives", "GET", "/admin-contributors/id/3", nil, s.admin, "2:editor"},
+		{"the editor opens it", "GET", "/admin-contributors/id/3", nil, s.Editor, "2:editor"},
+		{"the admin opens it while the editor's lock lives", "GET", "/admin-contributors/id/3", nil, s.Admin, "2:editor"},
 		{"the admin edits it: the editor's lock stays", "POST", "/admin-contributors/edit/3",
-			map[string]any{"first_name": "Tite", "last_name": "Kubo"}, s.admin, "2:editor"},
-		{"the editor opens it again", "GET", "/admin-contributors/id/3", nil, s.editor, "2:editor"},
+			map[string]any{"first_name": "Tite", "last_name": "Kubo"}, s.Admin, "2:editor"},
+		{"the editor opens it again", "GET", "/admin-contributors/id/3", nil, s.Editor, "2:editor"},
 		{"the editor edits it: the lock is gone", "POST", "/admin-contributors/edit/3",
-			map[string]any{"first_name": "Tite", "last_name": "Kubo"}, s.editor, ""},
-		{"the admin opens it", "GET", "/admin-contributors/id/3", nil, s.admin, "1:admin"},
+			map[string]any{"first_name": "Tite", "last_name": "Kubo"}, s.Editor, ""},
+		{"the admin opens it", "GET", "/admin-contributors/id/3", nil, s.Admin, "1:admin"},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			if st.method != "" {
-				if status, body := s.do(t, st.method, st.path, st.body, st.cookie); status != 200 {
+				if status, body := s.Do(t, st.method, st.path, st.body, st.cookie); status != 200 {
 					t.Fatalf("status %d: %s", status, body)
 				}
 			}
@@ -477,11 +451,11 @@ func TestLock(t *testing.T) {
 		})
 	}
 	t.Run("an expired lock counts as absent", func(t *testing.T) {
-		s.db.Exec(t, `UPDATE contributor_locks SET expires_at = now() - interval '1 second' WHERE contributor_id = $1`, kubo)
+		s.DB.Exec(t, `UPDATE contributor_locks SET expires_at = now() - interval '1 second' WHERE contributor_id = $1`, kubo)
 		if got := lockOf(t, kubo); got != "" {
 			t.Errorf("locked_by %q after expiry", got)
 		}
-		s.do(t, "GET", "/admin-contributors/id/3", nil, s.editor)
+		s.Do(t, "GET", "/admin-contributors/id/3", nil, s.Editor)
 		if got := lockOf(t, kubo); got != "2:editor" {
 			t.Errorf("locked_by %q, want the editor's new lock", got)
 		}
@@ -490,7 +464,7 @@ func TestLock(t *testing.T) {
 
 func TestAdd(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
+	s.DB.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
 	const missing = "Required parameters missing"
 	tests := []struct {
 		name       string
@@ -534,10 +508,10 @@ func TestAdd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := s.db.Int(t, `SELECT max(id) FROM contributors`)
-			status, body := s.do(t, "POST", "/admin-contributors/add"+tt.target, tt.body, s.editor)
+			before := s.DB.Int(t, `SELECT max(id) FROM contributors`)
+			status, body := s.Do(t, "POST", "/admin-contributors/add"+tt.target, tt.body, s.Editor)
 			wantMessage(t, status, body, tt.wantStatus, tt.wantMsg)
-			after := s.db.Int(t, `SELECT max(id) FROM contributors`)
+			after := s.DB.Int(t, `SELECT max(id) FROM contributors`)
 			if tt.wantRow == "" {
 				if after != before {
 					t.Errorf("a rejected add inserted a row")
@@ -545,7 +519,7 @@ func TestAdd(t *testing.T) {
 				return
 			}
 			var row string
-			if err := s.db.Pool.QueryRow(context.Background(), `SELECT client_id || '|' || first_name || '|' ||
+			if err := s.DB.Pool.QueryRow(context.Background(), `SELECT client_id || '|' || first_name || '|' ||
 				coalesce(last_name, '<nil>') || '|' || slug FROM contributors WHERE id = $1`, after).Scan(&row); err != nil {
 				t.Fatal(err)
 			}
@@ -569,7 +543,7 @@ func TestRacingAdds(t *testing.T) {
 				if i%2 == 1 {
 					first = strings.ToUpper(first)
 				}
-				status, _ := s.do(t, "POST", "/admin-contributors/add", map[string]any{"first_name": first, "last_name": "Same"}, s.editor)
+				status, _ := s.Do(t, "POST", "/admin-contributors/add", map[string]any{"first_name": first, "last_name": "Same"}, s.Editor)
 				statuses[i] = status
 			})
 		}
@@ -582,19 +556,19 @@ func TestRacingAdds(t *testing.T) {
 			t.Fatalf("round %d: statuses %v, want one 200 and %d 409", round, count, racers-1)
 		}
 	}
-	if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE last_name = 'Same'`); n != rounds {
+	if n := s.DB.Int(t, `SELECT count(*) FROM contributors WHERE last_name = 'Same'`); n != rounds {
 		t.Errorf("%d racers stored, want %d", n, rounds)
 	}
 }
 
 func TestEdit(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
-	s.db.Exec(t, `INSERT INTO contributors (id, client_id, first_name, slug) VALUES (500, 2, 'Elsewhere', 'elsewhere')`)
+	s.DB.Exec(t, `INSERT INTO clients (id, name) VALUES (2, 'Other') ON CONFLICT DO NOTHING`)
+	s.DB.Exec(t, `INSERT INTO contributors (id, client_id, first_name, slug) VALUES (500, 2, 'Elsewhere', 'elsewhere')`)
 	// Ids of rows that belong to other contributors than oda.
-	foreignAlias := s.db.Int(t, `SELECT min(id) FROM contributor_aliases WHERE contributor_id = $1`, kubo)
-	foreignDesc := s.db.Int(t, `SELECT min(id) FROM contributor_descriptions WHERE contributor_id = $1`, kubo)
-	foreignRel := s.db.Int(t, `SELECT min(id) FROM contributor_relations WHERE contributor_id = $1`, togashi)
+	foreignAlias := s.DB.Int(t, `SELECT min(id) FROM contributor_aliases WHERE contributor_id = $1`, kubo)
+	foreignDesc := s.DB.Int(t, `SELECT min(id) FROM contributor_descriptions WHERE contributor_id = $1`, kubo)
+	foreignRel := s.DB.Int(t, `SELECT min(id) FROM contributor_relations WHERE contributor_id = $1`, togashi)
 	const missing = "Required parameters missing"
 	const notLink = "Invalid links: not an http or https address"
 	name := `"first_name":"Eiichiro","last_name":"Oda"`
@@ -677,7 +651,7 @@ func TestEdit(t *testing.T) {
 	for _, tt := range rejected {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.allState(t)
-			status, body := s.do(t, "POST", "/admin-contributors/edit/"+tt.id, tt.body, s.editor)
+			status, body := s.Do(t, "POST", "/admin-contributors/edit/"+tt.id, tt.body, s.Editor)
 			wantMessage(t, status, body, tt.wantStatus, tt.wantMsg)
 			if after := s.allState(t); after != before {
 				t.Errorf("a rejected edit changed the data")
@@ -714,7 +688,7 @@ func TestEdit(t *testing.T) {
 	}
 	get := func(t *testing.T) detail {
 		t.Helper()
-		status, body := s.do(t, "GET", "/admin-contributors/id/1", nil, s.editor)
+		status, body := s.Do(t, "GET", "/admin-contributors/id/1", nil, s.Editor)
 		if status != 200 {
 			t.Fatalf("detail: %d %s", status, body)
 		}
@@ -787,7 +761,7 @@ func TestEdit(t *testing.T) {
 	for _, tt := range accepted {
 		t.Run(tt.name, func(t *testing.T) {
 			others := s.state(t, kubo) + s.state(t, 2) + s.state(t, 3)
-			status, body := s.do(t, "POST", "/admin-contributors/edit/1", tt.body(get(t)), s.editor)
+			status, body := s.Do(t, "POST", "/admin-contributors/edit/1", tt.body(get(t)), s.Editor)
 			wantMessage(t, status, body, 200, "Contributor updated successfully")
 			tt.check(t, get(t))
 			if after := s.state(t, kubo) + s.state(t, 2) + s.state(t, 3); after != others {
@@ -799,9 +773,9 @@ func TestEdit(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `UPDATE contributors SET image = 'contributors/18/v3' WHERE id = $1`, one)
-	s.db.Exec(t, `INSERT INTO contributor_locks (contributor_id, locked_by, expires_at) VALUES ($1, 2, now() + interval '1 hour')`, one)
-	s.db.Exec(t, `INSERT INTO series_contributors (series_id, contributor_id, role) SELECT min(id), $1, 'artist' FROM series`, one)
+	s.DB.Exec(t, `UPDATE contributors SET image = 'contributors/18/v3' WHERE id = $1`, one)
+	s.DB.Exec(t, `INSERT INTO contributor_locks (contributor_id, locked_by, expires_at) VALUES ($1, 2, now() + interval '1 hour')`, one)
+	s.DB.Exec(t, `INSERT INTO series_contributors (series_id, contributor_id, role) SELECT min(id), $1, 'artist' FROM series`, one)
 	about := func(id int64) string {
 		return fmt.Sprintf(`SELECT
 			(SELECT count(*) FROM contributors WHERE id = %[1]d) +
@@ -812,10 +786,10 @@ func TestDelete(t *testing.T) {
 			(SELECT count(*) FROM series_contributors WHERE contributor_id = %[1]d) +
 			(SELECT count(*) FROM contributor_locks WHERE contributor_id = %[1]d)`, id)
 	}
-	if n := s.db.Int(t, about(one)); n < 1+1+1+1+2+1+1 {
+	if n := s.DB.Int(t, about(one)); n < 1+1+1+1+2+1+1 {
 		t.Fatalf("fixture: only %d rows about ONE", n)
 	}
-	muratasOwn := s.db.Int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata)
+	muratasOwn := s.DB.Int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata)
 
 	tests := []struct {
 		name        string
@@ -833,7 +807,7 @@ func TestDelete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := s.do(t, "DELETE", "/admin-contributors/delete/"+tt.id, nil, s.admin)
+			status, body := s.Do(t, "DELETE", "/admin-contributors/delete/"+tt.id, nil, s.Admin)
 			wantMessage(t, status, body, tt.wantStatus, tt.wantMsg)
 			removed := strings.Join(s.avatars.taken(), ",")
 			if removed != tt.wantRemoved {
@@ -841,16 +815,16 @@ func TestDelete(t *testing.T) {
 			}
 		})
 	}
-	if n := s.db.Int(t, about(one)); n != 0 {
+	if n := s.DB.Int(t, about(one)); n != 0 {
 		t.Errorf("%d rows about ONE survive its delete", n)
 	}
-	if n := s.db.Int(t, about(asano)); n != 0 {
+	if n := s.DB.Int(t, about(asano)); n != 0 {
 		t.Errorf("%d rows about Asano survive his delete", n)
 	}
-	if n := s.db.Int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata); n != muratasOwn {
+	if n := s.DB.Int(t, `SELECT count(*) FROM contributor_aliases WHERE contributor_id = $1`, murata); n != muratasOwn {
 		t.Errorf("Murata's aliases went with ONE")
 	}
-	if n := s.db.Int(t, `SELECT count(*) FROM contributors`); n != 18 {
+	if n := s.DB.Int(t, `SELECT count(*) FROM contributors`); n != 18 {
 		t.Errorf("%d contributors left, want 18", n)
 	}
 }
@@ -873,28 +847,28 @@ func TestEvents(t *testing.T) {
 			if got := testenv.Decode[listItem](t, body); got.ID != kubo || got.FirstName != "Tite" {
 				t.Errorf("detail %s", body)
 			}
-			if n := s.db.Int(t, `SELECT count(*) FROM contributor_locks WHERE contributor_id = $1 AND locked_by = $2`, kubo, demo.AdminUserID); n != 1 {
+			if n := s.DB.Int(t, `SELECT count(*) FROM contributor_locks WHERE contributor_id = $1 AND locked_by = $2`, kubo, demo.AdminUserID); n != 1 {
 				t.Errorf("the admin's detail read took no lock")
 			}
 		}},
 		{"add-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
 			wantMessage(t, 200, body, 200, "Contributor added successfully")
-			if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE first_name = 'Junji' AND last_name = 'Ito' AND client_id = 1`); n != 1 {
+			if n := s.DB.Int(t, `SELECT count(*) FROM contributors WHERE first_name = 'Junji' AND last_name = 'Ito' AND client_id = 1`); n != 1 {
 				t.Errorf("no Junji Ito")
 			}
 		}},
 		{"edit-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
 			wantMessage(t, 200, body, 200, "Contributor updated successfully")
-			if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE id = $1 AND first_name = 'Tite' AND gender = 'male' AND public`, kubo); n != 1 {
+			if n := s.DB.Int(t, `SELECT count(*) FROM contributors WHERE id = $1 AND first_name = 'Tite' AND gender = 'male' AND public`, kubo); n != 1 {
 				t.Errorf("the edit did not land")
 			}
-			if n := s.db.Int(t, `SELECT count(*) FROM contributor_relations WHERE contributor_id = $1 AND related_id = 4`, kubo); n != 1 {
+			if n := s.DB.Int(t, `SELECT count(*) FROM contributor_relations WHERE contributor_id = $1 AND related_id = 4`, kubo); n != 1 {
 				t.Errorf("the relation did not land")
 			}
 		}},
 		{"delete-contributor.json", 200, func(t *testing.T, s *server, body []byte) {
 			wantMessage(t, 200, body, 200, "Contributor deleted successfully")
-			if n := s.db.Int(t, `SELECT count(*) FROM contributors WHERE id = $1`, asano); n != 0 {
+			if n := s.DB.Int(t, `SELECT count(*) FROM contributors WHERE id = $1`, asano); n != 0 {
 				t.Errorf("contributor 20 is still there")
 			}
 		}},
@@ -902,20 +876,20 @@ func TestEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
 			s := newServer(t)
-			s.counter.Reset()
-			resp := testenv.Invoke(t, s.h, testenv.AuthEvent(t, "admin-contributors/"+tt.event, s.admin))
+			s.Counter.Reset()
+			resp := testenv.Invoke(t, s.Handler, testenv.AuthEvent(t, "admin-contributors/"+tt.event, s.Admin))
 			body := testenv.ResponseBody(t, resp)
 			if resp.StatusCode != tt.wantStatus {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, body)
 			}
 			if strings.HasPrefix(tt.event, "list-") || strings.HasPrefix(tt.event, "get-") {
-				if n := s.counter.Count(); n > 2 {
+				if n := s.Counter.Count(); n > 2 {
 					t.Errorf("%d round trips, want at most 2", n)
 				}
 			}
 			tt.check(t, s, body)
 			// Without a session the same event is refused.
-			resp = testenv.Invoke(t, s.h, testenv.Event(t, "admin-contributors/"+tt.event))
+			resp = testenv.Invoke(t, s.Handler, testenv.Event(t, "admin-contributors/"+tt.event))
 			if resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("placeholder cookie: status %d, want 401", resp.StatusCode)
 			}

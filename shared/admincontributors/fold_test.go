@@ -12,8 +12,8 @@ import (
 // kept substring counts, finds its accented forms ("e" finds "é").
 func TestSearchIgnoresAccents(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO clients (id, name) VALUES (3, 'Accents')`)
-	s.db.Exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES
+	s.DB.Exec(t, `INSERT INTO clients (id, name) VALUES (3, 'Accents')`)
+	s.DB.Exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES
 		(3, 'Pokémon', 'Trainer', 'pokemon-trainer'), (3, 'POKÉMON', 'Master', 'pokemon-master'),
 		(3, 'Émile', 'Zola', 'emile-zola'), (3, 'Akira', 'Toriyama', 'akira-toriyama-3')`)
 	tests := []struct {
@@ -32,7 +32,7 @@ func TestSearchIgnoresAccents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.search, func(t *testing.T) {
-			status, body := s.do(t, "GET", "/admin-contributors?client=3&search="+url.QueryEscape(tt.search), nil, s.editor)
+			status, body := s.Do(t, "GET", "/admin-contributors?client=3&search="+url.QueryEscape(tt.search), nil, s.Editor)
 			if status != 200 {
 				t.Fatalf("status %d: %s", status, body)
 			}

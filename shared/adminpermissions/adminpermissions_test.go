@@ -11,7 +11,6 @@ import (
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
-	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
 )
@@ -25,32 +24,25 @@ var (
 
 // server is the group's handler over a database with the demo data (permissions 1 to
 // 15: view-users 1 ... delete-contributors 15), and the demo admin's cookie.
-type server struct {
-	h       http.Handler
-	db      *testenv.DB
-	cfg     config.Config
-	counter *postgres.QueryCounter
-	admin   *http.Cookie
-}
+type server struct{ *testenv.Group }
 
 func newServer(t *testing.T) *server {
 	t.Helper()
 	g := testenv.NewGroup(t, func(db *testenv.DB, sessions *auth.Sessions) []httpapi.Route {
 		return adminpermissions.Routes(adminpermissions.Deps{Store: db.DB, Auth: sessions})
 	})
-	return &server{h: g.Handler, db: g.DB, cfg: g.Config, counter: g.Counter, admin: g.Admin}
+	return &server{g}
 }
 
 func (s *server) do(t *testing.T, method, target string, body any) (int, []byte) {
 	t.Helper()
-	rec := testenv.Do(t, s.h, testenv.Request(method, target, body, s.admin))
-	return rec.Code, rec.Body.Bytes()
+	return s.Do(t, method, target, body, s.Admin)
 }
 
 // permissions is every permission and grant, as JSON.
 func (s *server) permissions(t *testing.T) string {
 	t.Helper()
-	return s.db.Text(t, `SELECT jsonb_build_object(
+	return s.DB.Text(t, `SELECT jsonb_build_object(
 		'p', (SELECT jsonb_agg(to_jsonb(p) ORDER BY p.id) FROM permissions p),
 		'g', (SELECT jsonb_agg(to_jsonb(g) ORDER BY g.role_id, g.permission_id) FROM role_permissions g))::text`)
 }
@@ -70,12 +62,12 @@ func TestReadPermissions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
-			s.counter.Reset()
+			s.Counter.Reset()
 			status, body := s.do(t, http.MethodGet, tt.target, nil)
 			if status != tt.status || !strings.Contains(string(body), tt.want) {
 				t.Fatalf("%d %s, want %d with %s", status, body, tt.status, tt.want)
 			}
-			if n := s.counter.Count(); n > 2 {
+			if n := s.Counter.Count(); n > 2 {
 				t.Errorf("%d database round trips, want at most 2", n)
 			}
 		})
@@ -119,7 +111,7 @@ func TestWritePermissions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.target == "/admin-permissions/delete/16" && tt.status == 200 {
-				s.db.Exec(t, `INSERT INTO role_permissions (role_id, permission_id) VALUES (1, 16), (2, 16)`)
+				s.DB.Exec(t, `INSERT INTO role_permissions (role_id, permission_id) VALUES (1, 16), (2, 16)`)
 			}
 			before := s.permissions(t)
 			status, body := s.do(t, tt.method, tt.target, tt.body)
@@ -131,10 +123,10 @@ func TestWritePermissions(t *testing.T) {
 			}
 		})
 	}
-	if got := s.db.Text(t, `SELECT name || '|' || description FROM permissions WHERE id = 15`); got != "delete-contributors|Delete them" {
+	if got := s.DB.Text(t, `SELECT name || '|' || description FROM permissions WHERE id = 15`); got != "delete-contributors|Delete them" {
 		t.Errorf("edited permission %q", got)
 	}
-	if got := s.db.Text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 16`); got != "0" {
+	if got := s.DB.Text(t, `SELECT count(*)::text FROM role_permissions WHERE permission_id = 16`); got != "0" {
 		t.Errorf("%s roles still grant the deleted permission", got)
 	}
 }
@@ -143,8 +135,8 @@ func TestWritePermissions(t *testing.T) {
 // name at once, twenty times: one gets 200, the other 409, never a 500.
 func TestParallelPermissionEdits(t *testing.T) {
 	s := newServer(t)
-	a := s.db.Int(t, `INSERT INTO permissions (name) VALUES ('added-a') RETURNING id`)
-	b := s.db.Int(t, `INSERT INTO permissions (name) VALUES ('added-b') RETURNING id`)
+	a := s.DB.Int(t, `INSERT INTO permissions (name) VALUES ('added-a') RETURNING id`)
+	b := s.DB.Int(t, `INSERT INTO permissions (name) VALUES ('added-b') RETURNING id`)
 	for round := range 20 {
 		name := fmt.Sprintf("perm-%d", round)
 		var wg sync.WaitGroup
@@ -165,11 +157,11 @@ func TestParallelPermissionEdits(t *testing.T) {
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
 	// Built-in permissions cannot be deleted: the deleting route deletes an added one.
-	doomed := s.db.Int(t, `INSERT INTO permissions (name, description) VALUES ('doomed', 'to go') RETURNING id`)
+	doomed := s.DB.Int(t, `INSERT INTO permissions (name, description) VALUES ('doomed', 'to go') RETURNING id`)
 	rows := testenv.AuthMatrix{
-		Handler: s.h,
-		DB:      s.db,
-		Config:  s.cfg,
+		Handler: s.Handler,
+		DB:      s.DB,
+		Config:  s.Config,
 		Routes: []testenv.AuthRoute{
 			{Method: http.MethodGet, Path: "/admin-permissions", Permission: auth.PermViewPermissions},
 			{Method: http.MethodGet, Path: "/admin-permissions/id/2", Permission: auth.PermViewPermissions},
@@ -198,7 +190,7 @@ func TestLambdaEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
-			resp := testenv.Invoke(t, s.h, testenv.AuthEvent(t, "admin-permissions/"+tt.event, s.admin))
+			resp := testenv.Invoke(t, s.Handler, testenv.AuthEvent(t, "admin-permissions/"+tt.event, s.Admin))
 			body := testenv.ResponseBody(t, resp)
 			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tt.want) {
 				t.Fatalf("%d %s, want 200 with %s", resp.StatusCode, body, tt.want)

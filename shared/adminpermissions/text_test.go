@@ -21,7 +21,7 @@ func TestPermissionText(t *testing.T) {
 	if status, body := s.do(t, http.MethodPost, "/admin-permissions/add", `{"name":"export-series","description":"Exports"}`); status != http.StatusOK {
 		t.Fatalf("add: %d %s", status, body)
 	}
-	id := s.db.Int(t, `SELECT id FROM permissions WHERE name = 'export-series'`)
+	id := s.DB.Int(t, `SELECT id FROM permissions WHERE name = 'export-series'`)
 	invisible := func(field string, r rune) string {
 		return fmt.Sprintf("Invalid %s: control characters and invisible formatting characters (such as U+%04X) are not allowed", field, r)
 	}

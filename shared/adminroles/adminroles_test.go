@@ -11,7 +11,6 @@ import (
 	"github.com/mediacatalog/service/shared/adminroles"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
-	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
 )
@@ -25,32 +24,25 @@ var (
 
 // server is the group's handler over a database with the demo data (roles admin 1,
 // editor 2, member 3 (default); permissions 1 to 15), and the demo admin's cookie.
-type server struct {
-	h       http.Handler
-	db      *testenv.DB
-	cfg     config.Config
-	counter *postgres.QueryCounter
-	admin   *http.Cookie
-}
+type server struct{ *testenv.Group }
 
 func newServer(t *testing.T) *server {
 	t.Helper()
 	g := testenv.NewGroup(t, func(db *testenv.DB, sessions *auth.Sessions) []httpapi.Route {
 		return adminroles.Routes(adminroles.Deps{Store: db.DB, Auth: sessions})
 	})
-	return &server{h: g.Handler, db: g.DB, cfg: g.Config, counter: g.Counter, admin: g.Admin}
+	return &server{g}
 }
 
 func (s *server) do(t *testing.T, method, target string, body any) (int, []byte) {
 	t.Helper()
-	rec := testenv.Do(t, s.h, testenv.Request(method, target, body, s.admin))
-	return rec.Code, rec.Body.Bytes()
+	return s.Do(t, method, target, body, s.Admin)
 }
 
 // roles is every role with its permissions and holders, as JSON.
 func (s *server) roles(t *testing.T) string {
 	t.Helper()
-	return s.db.Text(t, `SELECT jsonb_agg(jsonb_build_object('r', to_jsonb(r),
+	return s.DB.Text(t, `SELECT jsonb_agg(jsonb_build_object('r', to_jsonb(r),
 		'p', (SELECT jsonb_agg(permission_id ORDER BY permission_id) FROM role_permissions WHERE role_id = r.id),
 		'u', (SELECT jsonb_agg(user_id ORDER BY user_id) FROM user_roles WHERE role_id = r.id)) ORDER BY r.id)::text
 		FROM roles r`)
@@ -58,7 +50,7 @@ func (s *server) roles(t *testing.T) string {
 
 func TestReadRoles(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `UPDATE roles SET description = NULL WHERE id = 2`)
+	s.DB.Exec(t, `UPDATE roles SET description = NULL WHERE id = 2`)
 	tests := []struct {
 		target string
 		status int
@@ -75,12 +67,12 @@ func TestReadRoles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
-			s.counter.Reset()
+			s.Counter.Reset()
 			status, body := s.do(t, http.MethodGet, tt.target, nil)
 			if status != tt.status || !strings.Contains(string(body), tt.want) {
 				t.Fatalf("%d %s, want %d with %s", status, body, tt.status, tt.want)
 			}
-			if n := s.counter.Count(); n > 2 {
+			if n := s.Counter.Count(); n > 2 {
 				t.Errorf("%d database round trips, want at most 2", n)
 			}
 		})
@@ -126,7 +118,7 @@ func TestEditRole(t *testing.T) {
 			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("%d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
-			got := s.db.Text(t, `SELECT name || '|' || coalesce(description, '-') || '|' ||
+			got := s.DB.Text(t, `SELECT name || '|' || coalesce(description, '-') || '|' ||
 				(SELECT string_agg(permission_id::text, ',' ORDER BY permission_id) FROM role_permissions WHERE role_id = 2)
 				FROM roles WHERE id = 2`)
 			if got != tt.after {
@@ -166,7 +158,7 @@ func TestAddRole(t *testing.T) {
 			}
 		})
 	}
-	if got := s.db.Text(t, `SELECT name || '|' || description || '|' || is_default FROM roles WHERE id > 3`); got != "moderator|Moderates contributors|false" {
+	if got := s.DB.Text(t, `SELECT name || '|' || description || '|' || is_default FROM roles WHERE id > 3`); got != "moderator|Moderates contributors|false" {
 		t.Errorf("new role %q", got)
 	}
 }
@@ -194,8 +186,8 @@ func TestParallelRoleAdds(t *testing.T) {
 func TestDeleteRole(t *testing.T) {
 	s := newServer(t)
 	// User 10 holds only editor, user 11 editor and admin.
-	s.db.Exec(t, `INSERT INTO users (id, slug, username) VALUES (10, 'u10', 'u10'), (11, 'u11', 'u11')`)
-	s.db.Exec(t, `INSERT INTO user_roles VALUES (10, 2), (11, 2), (11, 1)`)
+	s.DB.Exec(t, `INSERT INTO users (id, slug, username) VALUES (10, 'u10', 'u10'), (11, 'u11', 'u11')`)
+	s.DB.Exec(t, `INSERT INTO user_roles VALUES (10, 2), (11, 2), (11, 1)`)
 	tests := []struct {
 		name   string
 		target string
@@ -213,7 +205,7 @@ func TestDeleteRole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.setup != "" {
-				s.db.Exec(t, tt.setup)
+				s.DB.Exec(t, tt.setup)
 			}
 			before := s.roles(t)
 			status, body := s.do(t, http.MethodDelete, tt.target, nil)
@@ -225,11 +217,11 @@ func TestDeleteRole(t *testing.T) {
 			}
 		})
 	}
-	got := s.db.Text(t, `SELECT string_agg(user_id || ':' || role_id, ' ' ORDER BY user_id, role_id) FROM user_roles`)
+	got := s.DB.Text(t, `SELECT string_agg(user_id || ':' || role_id, ' ' ORDER BY user_id, role_id) FROM user_roles`)
 	if want := "1:1 2:3 3:3 10:3 11:1"; got != want {
 		t.Errorf("user roles %q, want %q (holders of only the deleted role have the default)", got, want)
 	}
-	orphans := s.db.Text(t, `SELECT ((SELECT count(*) FROM role_permissions WHERE role_id = 2) +
+	orphans := s.DB.Text(t, `SELECT ((SELECT count(*) FROM role_permissions WHERE role_id = 2) +
 		(SELECT count(*) FROM user_roles WHERE role_id = 2))::text`)
 	if orphans != "0" {
 		t.Errorf("%s rows still refer to the deleted role", orphans)
@@ -238,11 +230,11 @@ func TestDeleteRole(t *testing.T) {
 
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO roles (id, name) VALUES (20, 'doomed')`)
+	s.DB.Exec(t, `INSERT INTO roles (id, name) VALUES (20, 'doomed')`)
 	rows := testenv.AuthMatrix{
-		Handler: s.h,
-		DB:      s.db,
-		Config:  s.cfg,
+		Handler: s.Handler,
+		DB:      s.DB,
+		Config:  s.Config,
 		Routes: []testenv.AuthRoute{
 			{Method: http.MethodGet, Path: "/admin-roles", Permission: auth.PermViewRoles},
 			{Method: http.MethodGet, Path: "/admin-roles/id/2", Permission: auth.PermViewRoles},
@@ -271,7 +263,7 @@ func TestLambdaEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
-			resp := testenv.Invoke(t, s.h, testenv.AuthEvent(t, "admin-roles/"+tt.event, s.admin))
+			resp := testenv.Invoke(t, s.Handler, testenv.AuthEvent(t, "admin-roles/"+tt.event, s.Admin))
 			body := testenv.ResponseBody(t, resp)
 			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tt.want) {
 				t.Fatalf("%d %s, want 200 with %s", resp.StatusCode, body, tt.want)

@@ -21,7 +21,7 @@ func TestRoleText(t *testing.T) {
 	if status, body := s.do(t, http.MethodPost, "/admin-roles/add", `{"name":"moderator","description":"Moderates"}`); status != http.StatusOK {
 		t.Fatalf("add: %d %s", status, body)
 	}
-	id := s.db.Int(t, `SELECT id FROM roles WHERE name = 'moderator'`)
+	id := s.DB.Int(t, `SELECT id FROM roles WHERE name = 'moderator'`)
 	invisible := func(field string, r rune) string {
 		return fmt.Sprintf("Invalid %s: control characters and invisible formatting characters (such as U+%04X) are not allowed", field, r)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
-	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
 )
@@ -32,13 +31,8 @@ var (
 // server is the group's handler over a database with the demo data (users admin 1,
 // editor 2, member 3), and the cookies of the demo users.
 type server struct {
-	h       http.Handler
-	db      *testenv.DB
-	cfg     config.Config
-	counter *postgres.QueryCounter
-	images  *recordingImages
-	// admin holds every permission; editor view-users and edit-users; member none.
-	admin, editor, member *http.Cookie
+	*testenv.Group
+	images *recordingImages
 }
 
 func newServer(t *testing.T) *server { return newServerCounting(t, 0) }
@@ -53,33 +47,21 @@ func newServerCounting(t *testing.T, maxExact int64) *server {
 		store.MaxExact = maxExact
 		return adminusers.Routes(adminusers.Deps{Store: &store, Auth: sessions, LockTTL: testenv.AuthConfig(t).LockTTL, Images: images})
 	})
-	return &server{h: g.Handler, db: g.DB, cfg: g.Config, counter: g.Counter, images: images,
-		admin: g.Admin, editor: g.Editor, member: g.Member}
-}
-
-// do serves a request (checked against the OpenAPI document) and returns status and body.
-func (s *server) do(t *testing.T, method, target string, body any, c *http.Cookie) (int, []byte) {
-	t.Helper()
-	var cookies []*http.Cookie
-	if c != nil {
-		cookies = append(cookies, c)
-	}
-	rec := testenv.Do(t, s.h, testenv.Request(method, target, body, cookies...))
-	return rec.Code, rec.Body.Bytes()
+	return &server{Group: g, images: images}
 }
 
 // doMalformed is do for a request malformed on purpose that the server tolerates:
 // the response is checked against the OpenAPI document, the request is not.
 func (s *server) doMalformed(t *testing.T, method, target string, c *http.Cookie) (int, []byte) {
 	t.Helper()
-	rec := testenv.Do(t, s.h, testenv.Malformed(testenv.Request(method, target, nil, c)))
+	rec := testenv.Do(t, s.Handler, testenv.Malformed(testenv.Request(method, target, nil, c)))
 	return rec.Code, rec.Body.Bytes()
 }
 
 // users is every user with their roles, as JSON: what a failed write must leave alone.
 func (s *server) users(t *testing.T) string {
 	t.Helper()
-	return s.db.Text(t, `SELECT jsonb_agg(jsonb_build_object('u', to_jsonb(u),
+	return s.DB.Text(t, `SELECT jsonb_agg(jsonb_build_object('u', to_jsonb(u),
 		'roles', (SELECT jsonb_agg(role_id ORDER BY role_id) FROM user_roles WHERE user_id = u.id)) ORDER BY u.id)::text
 		FROM users u`)
 }
@@ -125,9 +107,9 @@ type userList struct {
 
 func TestListUsers(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
-	s.db.Exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
-	s.db.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (3, 2, now() + interval '1 hour')`)
+	s.DB.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
+	s.DB.Exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
+	s.DB.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (3, 2, now() + interval '1 hour')`)
 	tests := []struct {
 		query         string
 		users         string
@@ -147,16 +129,16 @@ func TestListUsers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			s.counter.Reset()
-			do := func() (int, []byte) { return s.do(t, http.MethodGet, "/admin-users"+tt.query, nil, s.admin) }
+			s.Counter.Reset()
+			do := func() (int, []byte) { return s.Do(t, http.MethodGet, "/admin-users"+tt.query, nil, s.Admin) }
 			if tt.query == "?limit=99999999999999999999" { // past int64: clamped, not refused
-				do = func() (int, []byte) { return s.doMalformed(t, http.MethodGet, "/admin-users"+tt.query, s.admin) }
+				do = func() (int, []byte) { return s.doMalformed(t, http.MethodGet, "/admin-users"+tt.query, s.Admin) }
 			}
 			status, body := do()
 			if status != http.StatusOK {
 				t.Fatalf("status %d: %s", status, body)
 			}
-			if n := s.counter.Count(); n > 2 {
+			if n := s.Counter.Count(); n > 2 {
 				t.Errorf("%d database round trips, want at most 2", n)
 			}
 			var got userList
@@ -197,10 +179,10 @@ func TestListUsers(t *testing.T) {
 // stays exact.
 func TestListUsersPastThreshold(t *testing.T) {
 	s := newServerCounting(t, 2)
-	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
-	s.db.Exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
-	s.db.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (11, 'ed', 'Ed', '2020-01-02Z')`)
-	s.db.Exec(t, `INSERT INTO user_roles VALUES (11, 2)`)
+	s.DB.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (10, 'zed', 'Zed', '2020-01-01Z')`)
+	s.DB.Exec(t, `INSERT INTO user_roles VALUES (10, 2)`)
+	s.DB.Exec(t, `INSERT INTO users (id, slug, username, registered) VALUES (11, 'ed', 'Ed', '2020-01-02Z')`)
+	s.DB.Exec(t, `INSERT INTO user_roles VALUES (11, 2)`)
 	tests := []struct {
 		query         string
 		users         string
@@ -223,7 +205,7 @@ func TestListUsersPastThreshold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			status, body := s.do(t, http.MethodGet, "/admin-users"+tt.query, nil, s.admin)
+			status, body := s.Do(t, http.MethodGet, "/admin-users"+tt.query, nil, s.Admin)
 			if status != http.StatusOK {
 				t.Fatalf("status %d: %s", status, body)
 			}
@@ -246,12 +228,12 @@ func TestListUsersPastThreshold(t *testing.T) {
 
 func TestGetUser(t *testing.T) {
 	s := newServer(t)
-	s.counter.Reset()
-	status, body := s.do(t, http.MethodGet, "/admin-users/id/2", nil, s.admin)
+	s.Counter.Reset()
+	status, body := s.Do(t, http.MethodGet, "/admin-users/id/2", nil, s.Admin)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	if n := s.counter.Count(); n > 2 {
+	if n := s.Counter.Count(); n > 2 {
 		t.Errorf("%d database round trips, want at most 2", n)
 	}
 	var u map[string]any
@@ -277,9 +259,9 @@ func TestGetUser(t *testing.T) {
 // edit-users takes nothing; an edit by the holder releases it.
 func TestDetailTakesTheEditLock(t *testing.T) {
 	s := newServer(t)
-	viewer := testenv.SessionCookie(t, testenv.NewSessions(t, s.db, s.cfg), testenv.NewUser(t, s.db, "viewer", auth.PermViewUsers))
+	viewer := testenv.SessionCookie(t, testenv.NewSessions(t, s.DB, s.Config), testenv.NewUser(t, s.DB, "viewer", auth.PermViewUsers))
 	lockOf := func(id int64) string {
-		_, body := s.do(t, http.MethodGet, "/admin-users?limit=100", nil, s.admin)
+		_, body := s.Do(t, http.MethodGet, "/admin-users?limit=100", nil, s.Admin)
 		var l userList
 		_ = json.Unmarshal(body, &l)
 		for _, u := range l.Users {
@@ -298,15 +280,15 @@ func TestDetailTakesTheEditLock(t *testing.T) {
 		holder3 string
 	}{
 		{"viewer opens", http.MethodGet, "/admin-users/id/3", nil, viewer, ""},
-		{"editor opens", http.MethodGet, "/admin-users/id/3", nil, s.editor, "editor"},
-		{"admin opens too", http.MethodGet, "/admin-users/id/3", nil, s.admin, "editor"},
-		{"admin edits", http.MethodPost, "/admin-users/edit/3", map[string]any{"username": "member"}, s.admin, "editor"},
-		{"editor edits", http.MethodPost, "/admin-users/edit/3", map[string]any{"username": "member"}, s.editor, ""},
-		{"admin opens again", http.MethodGet, "/admin-users/id/3", nil, s.admin, "admin"},
+		{"editor opens", http.MethodGet, "/admin-users/id/3", nil, s.Editor, "editor"},
+		{"admin opens too", http.MethodGet, "/admin-users/id/3", nil, s.Admin, "editor"},
+		{"admin edits", http.MethodPost, "/admin-users/edit/3", map[string]any{"username": "member"}, s.Admin, "editor"},
+		{"editor edits", http.MethodPost, "/admin-users/edit/3", map[string]any{"username": "member"}, s.Editor, ""},
+		{"admin opens again", http.MethodGet, "/admin-users/id/3", nil, s.Admin, "admin"},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			if status, body := s.do(t, st.method, st.target, st.body, st.cookie); status != http.StatusOK {
+			if status, body := s.Do(t, st.method, st.target, st.body, st.cookie); status != http.StatusOK {
 				t.Fatalf("status %d: %s", status, body)
 			}
 			if got := lockOf(3); got != st.holder3 {
@@ -354,7 +336,7 @@ func TestEditUser(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.users(t)
-			status, body := s.do(t, http.MethodPost, tt.target, tt.body, s.admin)
+			status, body := s.Do(t, http.MethodPost, tt.target, tt.body, s.Admin)
 			if status != tt.status {
 				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
 			}
@@ -366,7 +348,7 @@ func TestEditUser(t *testing.T) {
 			}
 		})
 	}
-	if got := s.db.Text(t, `SELECT username || ' ' || age_verified || ' ' || (SELECT string_agg(role_id::text, ',' ORDER BY role_id) FROM user_roles WHERE user_id = 3) FROM users WHERE id = 3`); got != "member false 2,3" {
+	if got := s.DB.Text(t, `SELECT username || ' ' || age_verified || ' ' || (SELECT string_agg(role_id::text, ',' ORDER BY role_id) FROM user_roles WHERE user_id = 3) FROM users WHERE id = 3`); got != "member false 2,3" {
 		t.Errorf("member is %q after the edits, want %q", got, "member false 2,3")
 	}
 }
@@ -381,8 +363,8 @@ func TestParallelUsernameEdits(t *testing.T) {
 		statuses := make([]int, 2)
 		for i, target := range []int64{2, 3} {
 			wg.Go(func() {
-				statuses[i], _ = s.do(t, http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", target),
-					map[string]any{"username": name, "added_roles": []int64{3}}, s.admin)
+				statuses[i], _ = s.Do(t, http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", target),
+					map[string]any{"username": name, "added_roles": []int64{3}}, s.Admin)
 			})
 		}
 		wg.Wait()
@@ -394,9 +376,9 @@ func TestParallelUsernameEdits(t *testing.T) {
 
 func TestDeleteUser(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `UPDATE users SET profile_image = 'users/3/current' WHERE id = 3`)
-	s.db.Exec(t, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (3, 'discord', '7', 'm')`)
-	s.db.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (2, 3, now() + interval '1 hour')`)
+	s.DB.Exec(t, `UPDATE users SET profile_image = 'users/3/current' WHERE id = 3`)
+	s.DB.Exec(t, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (3, 'discord', '7', 'm')`)
+	s.DB.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (2, 3, now() + interval '1 hour')`)
 	tests := []struct {
 		name    string
 		target  string
@@ -412,7 +394,7 @@ func TestDeleteUser(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s.images.fail = strings.Contains(tt.name, "fails")
-			status, body := s.do(t, http.MethodDelete, tt.target, nil, s.admin)
+			status, body := s.Do(t, http.MethodDelete, tt.target, nil, s.Admin)
 			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("status %d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
@@ -421,7 +403,7 @@ func TestDeleteUser(t *testing.T) {
 			}
 		})
 	}
-	orphans := s.db.Text(t, `SELECT (
+	orphans := s.DB.Text(t, `SELECT (
 		(SELECT count(*) FROM users WHERE id IN (2, 3)) +
 		(SELECT count(*) FROM sessions WHERE user_id IN (2, 3)) +
 		(SELECT count(*) FROM oauth_connections WHERE user_id IN (2, 3)) +
@@ -447,20 +429,20 @@ func TestLogoutUser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := s.do(t, http.MethodPost, tt.target, nil, s.admin)
+			status, body := s.Do(t, http.MethodPost, tt.target, nil, s.Admin)
 			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("status %d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
 		})
 	}
 	// The editor's cookie stopped working at once; the admin's still works.
-	if status, body := s.do(t, http.MethodGet, "/admin-users", nil, s.editor); status != 401 || testenv.Message(t, body).Data != apperr.MsgUnauthorized {
+	if status, body := s.Do(t, http.MethodGet, "/admin-users", nil, s.Editor); status != 401 || testenv.Message(t, body).Data != apperr.MsgUnauthorized {
 		t.Errorf("logged out editor: %d %s, want 401 Unauthorized", status, body)
 	}
-	if status, _ := s.do(t, http.MethodGet, "/admin-users/id/2", nil, s.admin); status != 200 {
+	if status, _ := s.Do(t, http.MethodGet, "/admin-users/id/2", nil, s.Admin); status != 200 {
 		t.Errorf("admin after logging the editor out: %d", status)
 	}
-	_, body := s.do(t, http.MethodGet, "/admin-users/id/2", nil, s.admin)
+	_, body := s.Do(t, http.MethodGet, "/admin-users/id/2", nil, s.Admin)
 	if !strings.Contains(string(body), `"logged_in":false`) {
 		t.Errorf("editor detail %s, want logged_in false", body)
 	}
@@ -486,13 +468,13 @@ func TestBadParameters(t *testing.T) {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
 			if tt.target == "/admin-users?order=" {
 				// An empty order is no order: the default.
-				status, body := s.doMalformed(t, tt.method, tt.target, s.admin)
+				status, body := s.doMalformed(t, tt.method, tt.target, s.Admin)
 				if status != http.StatusOK {
 					t.Fatalf("status %d: %s", status, body)
 				}
 				return
 			}
-			status, body := s.do(t, tt.method, tt.target, nil, s.admin)
+			status, body := s.Do(t, tt.method, tt.target, nil, s.Admin)
 			if status != http.StatusBadRequest || testenv.Message(t, body).Data != apperr.MsgMissingParams {
 				t.Fatalf("status %d %s, want 400 %q", status, body, apperr.MsgMissingParams)
 			}
@@ -526,15 +508,15 @@ func TestRoutesHookImages(t *testing.T) {
 		cookie         *http.Cookie
 		status         int
 	}{
-		{http.MethodPost, "/admin-users/update-image/3", s.member, http.StatusForbidden},
-		{http.MethodDelete, "/admin-users/delete-image/3", s.member, http.StatusForbidden},
-		{http.MethodPost, "/admin-users/update-image/3", s.editor, http.StatusServiceUnavailable},
-		{http.MethodDelete, "/admin-users/delete-image/3", s.editor, http.StatusServiceUnavailable},
+		{http.MethodPost, "/admin-users/update-image/3", s.Member, http.StatusForbidden},
+		{http.MethodDelete, "/admin-users/delete-image/3", s.Member, http.StatusForbidden},
+		{http.MethodPost, "/admin-users/update-image/3", s.Editor, http.StatusServiceUnavailable},
+		{http.MethodDelete, "/admin-users/delete-image/3", s.Editor, http.StatusServiceUnavailable},
 	} {
 		req := httptest.NewRequest(tt.method, tt.target, nil)
 		req.AddCookie(tt.cookie)
 		rec := httptest.NewRecorder()
-		s.h.ServeHTTP(rec, req)
+		s.Handler.ServeHTTP(rec, req)
 		if rec.Code != tt.status {
 			t.Errorf("%s %s: %d, want %d", tt.method, tt.target, rec.Code, tt.status)
 		}
@@ -543,11 +525,11 @@ func TestRoutesHookImages(t *testing.T) {
 
 func TestPermissionMatrix(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO users (id, slug, username) VALUES (20, 'doomed', 'doomed')`)
+	s.DB.Exec(t, `INSERT INTO users (id, slug, username) VALUES (20, 'doomed', 'doomed')`)
 	rows := testenv.AuthMatrix{
-		Handler: s.h,
-		DB:      s.db,
-		Config:  s.cfg,
+		Handler: s.Handler,
+		DB:      s.DB,
+		Config:  s.Config,
 		Routes: []testenv.AuthRoute{
 			{Method: http.MethodGet, Path: "/admin-users", Permission: auth.PermViewUsers},
 			{Method: http.MethodGet, Path: "/admin-users/id/3", Permission: auth.PermViewUsers},
@@ -587,7 +569,7 @@ func TestLambdaEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
-			resp := testenv.Invoke(t, s.h, testenv.AuthEvent(t, "admin-users/"+tt.event, s.admin))
+			resp := testenv.Invoke(t, s.Handler, testenv.AuthEvent(t, "admin-users/"+tt.event, s.Admin))
 			body := testenv.ResponseBody(t, resp)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d: %s", resp.StatusCode, body)

@@ -12,7 +12,7 @@ import (
 // 29), and lists the matches in the order of their folded names.
 func TestSearchIgnoresAccents(t *testing.T) {
 	s := newServer(t)
-	s.db.Exec(t, `INSERT INTO users (id, slug, username) VALUES
+	s.DB.Exec(t, `INSERT INTO users (id, slug, username) VALUES
 		(20, 'pokemon-fan', 'Pokémon_Fan'), (21, 'pokemon-master', 'POKEMON_MASTER'), (22, 'emile', 'Émile')`)
 	tests := []struct{ search, want string }{
 		{"pokemon", "Pokémon_Fan POKEMON_MASTER"},
@@ -23,7 +23,7 @@ func TestSearchIgnoresAccents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.search, func(t *testing.T) {
-			status, body := s.do(t, http.MethodGet, "/admin-users?search="+url.QueryEscape(tt.search), nil, s.admin)
+			status, body := s.Do(t, http.MethodGet, "/admin-users?search="+url.QueryEscape(tt.search), nil, s.Admin)
 			if status != http.StatusOK {
 				t.Fatalf("status %d: %s", status, body)
 			}

@@ -60,7 +60,7 @@ func TestUsernameText(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.users(t)
 			body := map[string]any{"username": tt.username}
-			status, resp := s.do(t, http.MethodPost, "/admin-users/edit/3", body, s.admin)
+			status, resp := s.Do(t, http.MethodPost, "/admin-users/edit/3", body, s.Admin)
 			if status != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", status, tt.status, resp)
 			}
@@ -85,7 +85,7 @@ func TestUsernameText(t *testing.T) {
 	}
 	for _, tt := range searches {
 		t.Run("search "+tt.name, func(t *testing.T) {
-			status, resp := s.do(t, http.MethodGet, "/admin-users?search="+url.QueryEscape(tt.search), nil, s.admin)
+			status, resp := s.Do(t, http.MethodGet, "/admin-users?search="+url.QueryEscape(tt.search), nil, s.Admin)
 			if status != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", status, tt.status, resp)
 			}
