@@ -21,5 +21,10 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 
+-- The planner's statistics of the new column: until the next autoanalyze it would plan
+-- searches on publishers.search as if the column were empty. ANALYZE takes a lock that
+-- blocks no read or write.
+ANALYZE publishers;
+
 RESET lock_timeout;
 RESET statement_timeout;
