@@ -272,7 +272,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		"sp.publisher_id = $1 AND sp.client_id = $2 "+publicationMatch(f.Search, "$6"),
 		order, pageTotal("list_total"), "$3", "$4", f.Offset == 0)
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH list_total AS (SELECT n, %[5]t AND n > %[4]d AS capped FROM (SELECT coalesce(%[2]s, 0) AS n) c),
+		WITH %[2]s,
 		page AS (%[1]s)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
@@ -299,7 +299,8 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
 		FROM page
 		JOIN series s ON s.id = page.series_id
-		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6", limitCount), outer, limitCount, f.Search != ""), args...)
+		ORDER BY %[3]s`, pageIDs, listTotal("coalesce("+publicationTotal(f.Search, "$6", limitCount)+", 0)",
+		fmt.Sprintf("%t AND n > %d", f.Search != "", limitCount)), outer), args...)
 	if err != nil {
 		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}

@@ -7,7 +7,7 @@
 WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
 		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
-		 FROM publishers p WHERE p.id = $1), 0) AS n) c),
+		 FROM publishers p WHERE p.id = $1), 0) AS n OFFSET 0) c),
 		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
@@ -43,7 +43,7 @@ WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce
 WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
 		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
-		 FROM publishers p WHERE p.id = $1), 0) AS n) c),
+		 FROM publishers p WHERE p.id = $1), 0) AS n OFFSET 0) c),
 		page AS ((SELECT sp.series_id, 0::bigint AS rn FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $4 - $3, 0) < $4)
 		 ORDER BY sp.created_at DESC, sp.series_id DESC LIMIT $3 OFFSET $4)
 		UNION ALL
@@ -82,7 +82,7 @@ WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce
 -- ============================================================================
 -- search
 
-WITH list_total AS (SELECT n, true AND n > 1000 AS capped FROM (SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6) LIMIT 1001) bounded), 0) AS n) c),
+WITH list_total AS (SELECT n, true AND n > 1000 AS capped FROM (SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6) LIMIT 1001) bounded), 0) AS n OFFSET 0) c),
 		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6) ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
