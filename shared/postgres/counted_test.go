@@ -103,3 +103,44 @@ func TestBoundedCountRunsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepSearchPageEstimate: the planner expects a search's page past T to hold about
+// limit rows. Numbering the walk and filtering the page's row numbers made it expect a
+// third of the walk, and the statement's cost then passed jit_above_cost: compiling it
+// took longer than the walk (PostgreSQL's JIT, on by default).
+func TestDeepSearchPageEstimate(t *testing.T) {
+	rec := &lastStatement{}
+	db := testenv.NewDB(t, postgres.WithTracer(rec))
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `
+		INSERT INTO clients (id, name) VALUES (2, 'Second');
+		INSERT INTO publishers (id, client_id, name, slug) VALUES (1, 2, 'Press', 'press');
+		INSERT INTO series (id, client_id, name, slug, type)
+		SELECT n, 2, CASE WHEN n % 4 = 0 THEN 'Blue ' ELSE 'Red ' END || n, 'series-' || n, 'Manga'
+		FROM generate_series(1, 8000) n;
+		INSERT INTO series_publishers (series_id, publisher_id) SELECT n, 1 FROM generate_series(1, 8000) n;
+		ANALYZE series_publishers`); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	const limit = 20
+	for _, order := range []string{catalog.PublisherOrderNameAsc, catalog.PublisherOrderAddedDesc} {
+		if _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 2, Search: "blue",
+			Order: order, Language: "English", Limit: limit, Offset: postgres.DefaultMaxExact}); err != nil {
+			t.Fatal(err)
+		}
+		rec.mu.Lock()
+		sql, args := rec.sql, rec.args
+		rec.mu.Unlock()
+		var plan []struct {
+			Plan struct {
+				Rows float64 `json:"Plan Rows"`
+			} `json:"Plan"`
+		}
+		if err := db.Pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		if len(plan) != 1 || plan[0].Plan.Rows > 2*limit {
+			t.Errorf("%s: the planner expects %+v rows, want at most %d", order, plan, 2*limit)
+		}
+	}
+}
