@@ -276,7 +276,8 @@ type publicationRow struct {
 // nearer end of the list (pageQuery); the per-series metadata is looked up for the
 // page's rows only; the total is a kept count or a count on an index
 // (publicationTotal), taken first in the same statement: a search's count stops at a cap
-// (countCap: T before T), and a capped count leaves the page read from the start.
+// (countCap: T before T), and a capped count leaves the page read from the start. A
+// search's page at or past T is instead one walk that counts and pages (deepSearchPage).
 func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) (catalog.PublicationPage, error) {
 	order, err := linkOrderBy(f.Order)
 	if err != nil {
