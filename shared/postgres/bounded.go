@@ -62,3 +62,11 @@ func boundedTotal(n int64, capped bool, limit, offset, pageLimit int64, returned
 	}
 	return max(limit, to), false
 }
+
+// listTotal is the CTE list_total of a paged statement: n, the total (the SQL total),
+// and capped (the SQL capped, an expression of n). The subquery of n is kept from being
+// pulled up into the CTE (OFFSET 0): pulled up, each mention of n in capped is replaced
+// by a copy of total, and a search's bounded count then runs once per mention.
+func listTotal(total, capped string) string {
+	return `list_total AS (SELECT n, ` + capped + ` AS capped FROM (SELECT ` + total + ` AS n OFFSET 0) c)`
+}

@@ -50,11 +50,12 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))`
 	limitCount := db.countCap(q.Offset)
 	sql := `
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > ` + strconv.FormatInt(limitCount, 10) + ` AS capped FROM (SELECT
+WITH ` + listTotal(`
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE ` + boundedCount("contributors c", filter, limitCount) + ` END AS n) c)
+	     ELSE `+boundedCount("contributors c", filter, limitCount)+` END`,
+		`length(search_fold($2)) > 2 AND n > `+strconv.FormatInt(limitCount, 10)) + `
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,

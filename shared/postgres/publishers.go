@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -236,6 +237,32 @@ func publicationTotal(search, param string, limit int64) string {
 		 FROM publishers p WHERE p.id = $1)`
 }
 
+// deepSearchPage is the CTE page of a searched page at or past T: one walk of the
+// list's order index (series_publishers_list_name_search or _created_search, which
+// hold the search text: the pattern is tested on the index entries) up to limit+1
+// matches (the count's cap, countCap; or to the page's end, if further), numbering and
+// counting them, of which the page keeps its rows, each with n, the matches walked
+// (more than limit only if the list is longer: capped either way). A page past T walks at least offset
+// matches to its first row anyway; the bounded count then walked up to offset+T
+// matches again, on another index, and read the page from the nearer end only after
+// both. The count and the page see the same matches, as in one statement before.
+func deepSearchPage(where, order string, limit int64) string {
+	outer := strings.NewReplacer("sp.series_id", "w.series_id", "sp.", "w.").Replace(order)
+	cols := "sp.series_id"
+	for _, k := range strings.Split(order, ",") {
+		if c, _, _ := strings.Cut(strings.TrimSpace(k), " "); c != "sp.series_id" {
+			cols += ", " + c
+		}
+	}
+	// OFFSET and LIMIT rather than a filter on a row number: the planner then expects
+	// the page's limit rows, not a share of the walk (an estimate of thousands made the
+	// statement's cost pass jit_above_cost, and compiling it cost more than the walk).
+	return `page AS (SELECT w.series_id, count(*) OVER () AS n
+		FROM (SELECT ` + cols + ` FROM series_publishers sp WHERE ` + where + `
+		      ORDER BY ` + order + ` LIMIT greatest(` + strconv.FormatInt(limit+1, 10) + `, $4::bigint + $3::bigint)) w
+		ORDER BY ` + outer + ` LIMIT $3 OFFSET $4)`
+}
+
 type publicationRow struct {
 	catalog.Publication
 	Total  int64 `db:"total"`
@@ -254,7 +281,8 @@ type publicationRow struct {
 // nearer end of the list (pageQuery); the per-series metadata is looked up for the
 // page's rows only; the total is a kept count or a count on an index
 // (publicationTotal), taken first in the same statement: a search's count stops at a cap
-// (countCap: T before T), and a capped count leaves the page read from the start.
+// (countCap: T before T), and a capped count leaves the page read from the start. A
+// search's page at or past T is instead one walk that counts and pages (deepSearchPage).
 func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFilter) (catalog.PublicationPage, error) {
 	order, err := linkOrderBy(f.Order)
 	if err != nil {
@@ -273,12 +301,17 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		args = append(args, f.Search)
 	}
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
-	pageIDs := pageQuery("sp.series_id", "series_publishers sp",
-		"sp.publisher_id = $1 AND sp.client_id = $2 "+publicationMatch(f.Search, "$6"),
-		order, pageTotal("list_total"), "$3", "$4", f.Offset == 0)
+	where := "sp.publisher_id = $1 AND sp.client_id = $2 " + publicationMatch(f.Search, "$6")
+	cappedSQL := fmt.Sprintf("%t AND n > %d", f.Search != "", limitCount)
+	ctes := listTotal("coalesce("+publicationTotal(f.Search, "$6", limitCount)+", 0)", cappedSQL) +
+		",\n\t\tpage AS (" + pageQuery("sp.series_id", "series_publishers sp", where,
+		order, pageTotal("list_total"), "$3", "$4", f.Offset == 0) + ")"
+	if f.Search != "" && f.Offset >= db.maxExact() {
+		ctes = deepSearchPage(where, order, limitCount) + ",\n\t\t" +
+			listTotal("coalesce((SELECT max(n) FROM page), 0)", cappedSQL)
+	}
 	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
-		WITH list_total AS (SELECT n, %[5]t AND n > %[4]d AS capped FROM (SELECT coalesce(%[2]s, 0) AS n) c),
-		page AS (%[1]s)
+		WITH %[1]s
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
@@ -304,7 +337,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
 		FROM page
 		JOIN series s ON s.id = page.series_id
-		ORDER BY %[3]s`, pageIDs, publicationTotal(f.Search, "$6", limitCount), outer, limitCount, f.Search != ""), args...)
+		ORDER BY %[2]s`, ctes, outer), args...)
 	if err != nil {
 		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
 	}

@@ -1001,11 +1001,15 @@ CREATE INDEX series_contributors_contributor ON series_contributors USING btree 
 
 CREATE INDEX series_publishers_list_created ON series_publishers USING btree (publisher_id, client_id, created_at, series_id);
 
+CREATE INDEX series_publishers_list_created_search ON series_publishers USING btree (publisher_id, client_id, created_at, series_id) INCLUDE (search);
+
 CREATE INDEX series_publishers_list_id ON series_publishers USING btree (publisher_id, client_id, series_id);
 
 CREATE INDEX series_publishers_list_id_search ON series_publishers USING btree (publisher_id, client_id, series_id) INCLUDE (search);
 
 CREATE INDEX series_publishers_list_name ON series_publishers USING btree (publisher_id, client_id, name, series_id);
+
+CREATE INDEX series_publishers_list_name_search ON series_publishers USING btree (publisher_id, client_id, name, series_id) INCLUDE (search);
 
 CREATE INDEX series_publishers_search_trgm ON series_publishers USING gin (publisher_id, search gin_trgm_ops);
 

@@ -121,6 +121,10 @@ func TestPagedStatements(t *testing.T) {
 				_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Search: "one", Order: "name-asc", Language: "English", Limit: 20})
 				return err
 			}},
+			{"a search's page past T, newest first", func() error {
+				_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Search: "o", Order: "added-desc", Language: "English", Limit: 20, Offset: postgres.DefaultMaxExact})
+				return err
+			}},
 		}},
 	}
 	for _, l := range lists {

@@ -75,7 +75,7 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 		total, capped = boundedCount(from, where, limitCount), fmt.Sprintf("n > %d", limitCount)
 	}
 	limit, offset := fmt.Sprintf("$%d", len(args)+1), fmt.Sprintf("$%d", len(args)+2)
-	sql := `WITH ` + with + ` list_total AS (SELECT n, ` + capped + ` AS capped FROM (SELECT ` + total + ` AS n) c)
+	sql := `WITH ` + with + ` ` + listTotal(total, capped) + `
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,

@@ -4,11 +4,11 @@
 -- ============================================================================
 -- first page
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -36,11 +36,11 @@ SELECT
 -- ============================================================================
 -- a deep page, descending
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -74,11 +74,11 @@ SELECT
 -- ============================================================================
 -- search of two letters (kept counts)
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -106,11 +106,11 @@ SELECT
 -- ============================================================================
 -- search of three letters or more
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT
+WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
 	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
 	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
 	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n) c)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,

@@ -4,7 +4,7 @@
 -- ============================================================================
 -- first page
 
-WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_count) AS n) c)
+WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_count) AS n OFFSET 0) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,
@@ -38,7 +38,7 @@ WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_
 -- ============================================================================
 -- a deep page
 
-WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_count) AS n) c)
+WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_count) AS n OFFSET 0) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,
@@ -79,7 +79,7 @@ WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_
 -- search
 
 WITH matches AS MATERIALIZED (
-			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern($1)), list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM matches u WHERE TRUE LIMIT 1001) bounded) AS n) c)
+			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern($1)), list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM matches u WHERE TRUE LIMIT 1001) bounded) AS n OFFSET 0) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,
@@ -113,7 +113,7 @@ WITH matches AS MATERIALIZED (
 -- ============================================================================
 -- role filter
 
-WITH  list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $1) LIMIT 1001) bounded) AS n) c)
+WITH  list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $1) LIMIT 1001) bounded) AS n OFFSET 0) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,
