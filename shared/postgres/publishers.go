@@ -68,7 +68,7 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 	}
 	pageIDs := pageQuery("p.id, p.name, p.created_at", "publishers p", where, order,
 		"(SELECT n FROM list_total)", "$2", "$3", forward)
-	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
+	rows, _ := db.Pool.Query(ctx, fmt.Sprintf(`
 		WITH %[1]s page AS (%[2]s)
 		SELECT p.id, p.name, p.short_name, p.slug, p.country, p.website, p.headquarter,
 		       p.series_count,
@@ -77,9 +77,6 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 		FROM page
 		JOIN publishers p ON p.id = page.id
 		ORDER BY %[3]s`, with, pageIDs, strings.ReplaceAll(order, "p.", "page.")), args...)
-	if err != nil {
-		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
-	}
 	pubs, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.PublisherListItem])
 	if err != nil {
 		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
@@ -95,7 +92,7 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 // PublisherBySlug returns a publisher with its descriptions, aliases and relations,
 // in one query; apperr.NotFound when no publisher has the slug.
 func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publisher, error) {
-	rows, err := db.Pool.Query(ctx, `
+	rows, _ := db.Pool.Query(ctx, `
 		SELECT p.id, p.name, p.slug, p.image, p.website, p.country,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', d.id, 'description', d.description,
@@ -114,9 +111,6 @@ func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publish
 		                 WHERE r.publisher_id = p.id), '[]') AS relations
 		FROM publishers p
 		WHERE p.slug = $1`, slug)
-	if err != nil {
-		return catalog.Publisher{}, fmt.Errorf("load publisher %q: %w", slug, err)
-	}
 	pub, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.Publisher])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return catalog.Publisher{}, apperr.New(apperr.NotFound, catalog.MsgPublisherNotFound)
@@ -149,7 +143,7 @@ func (db *DB) PublisherBySlug(ctx context.Context, slug string) (catalog.Publish
 // is read for its slug. In a large catalog the publishers' rows are mostly out of
 // PostgreSQL's buffers, so reading the slug of every hit cost a read per draw.
 func (db *DB) RandomPublisherSlug(ctx context.Context, client int64) (string, error) {
-	rows, err := db.Pool.Query(ctx, `
+	rows, _ := db.Pool.Query(ctx, `
 		SELECT (SELECT slug FROM publishers WHERE id = coalesce(
 			(SELECT p.id
 			 FROM (SELECT b.lo + floor(random() * (b.hi - b.lo + 1))::bigint AS id, k
@@ -164,9 +158,6 @@ func (db *DB) RandomPublisherSlug(ctx context.Context, client int64) (string, er
 			 ORDER BY client_id, name, id
 			 OFFSET (SELECT floor(random() * count(*))::bigint FROM publishers WHERE client_id = $1)
 			 LIMIT 1)))`, client, randomProbes)
-	if err != nil {
-		return "", fmt.Errorf("pick a publisher of client %d: %w", client, err)
-	}
 	slug, err := pgx.CollectOneRow(rows, pgx.RowTo[*string])
 	if err != nil {
 		return "", fmt.Errorf("pick a publisher of client %d: %w", client, err)
@@ -310,7 +301,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		ctes = deepSearchPage(where, order, limitCount) + ",\n\t\t" +
 			listTotal("coalesce((SELECT max(n) FROM page), 0)", cappedSQL)
 	}
-	rows, err := db.Pool.Query(ctx, fmt.Sprintf(`
+	rows, _ := db.Pool.Query(ctx, fmt.Sprintf(`
 		WITH %[1]s
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
@@ -338,9 +329,6 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		FROM page
 		JOIN series s ON s.id = page.series_id
 		ORDER BY %[2]s`, ctes, outer), args...)
-	if err != nil {
-		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
-	}
 	rowsRead, err := pgx.CollectRows(rows, pgx.RowToStructByName[publicationRow])
 	if err != nil {
 		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
