@@ -47,6 +47,7 @@ func (r benchRoute) matches(text string) bool {
 // contributors and users, and ids and names of representative rows.
 type catalogShape struct {
 	big, links, publishers, contributors, users int64
+	blueMatches                                 int64 // the large publisher's links that search=Blue matches
 
 	typicalPublisher string // slug of a publisher from the middle of the generated ones
 	contributor      contributorRow
@@ -110,6 +111,9 @@ func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalogShape, error) {
 		{"first user", `SELECT id FROM users WHERE slug = $1`, []any{fmt.Sprintf("g%d-user-1", client)}, []any{&c.nextUser}},
 		{"tag", `SELECT id FROM tags WHERE client_id = $1 AND name = 'Generated tag 1'`, []any{int64(client)}, []any{&c.tag}},
 		{"default role", `SELECT id FROM roles WHERE is_default`, nil, []any{&c.defaultRole}},
+		{"Blue matches", `SELECT count(*) FROM series_publishers
+				WHERE publisher_id = $1 AND client_id = $2 AND search LIKE search_pattern('Blue')`,
+			[]any{c.big, int64(client)}, []any{&c.blueMatches}},
 		{"editor role", `SELECT id, name, coalesce(description, '') FROM roles WHERE id = $1`, []any{demo.EditorRoleID},
 			[]any{&c.editor.id, &c.editor.name, &c.editor.description}},
 		{"permission", `SELECT id FROM permissions WHERE key = $1`, []any{auth.PermViewUsers}, []any{&c.permission}},
@@ -158,6 +162,9 @@ func benchRoutes(c catalogShape, w *writes) []benchRoute {
 		publications("&search=zzqx"),
 		deep(pubs, pubsLabel, "last page", last(c.links)),
 		deep(pubs, pubsLabel, "middle page", middle(c.links)),
+		// A search's deep pages, past T: held to the absolute target only (decision 2).
+		deep(pubs+"&search=Blue", pubsLabel+"&search=Blue", "last page", last(c.blueMatches)),
+		deep(pubs+"&search=Blue", pubsLabel+"&search=Blue", "middle page", middle(c.blueMatches)),
 		publications("&user_lang=Japanese"),
 		plain(publishersPage),
 		plain(publishersPage+"&order=name-asc"),
