@@ -5,9 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/testenv"
-	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
@@ -17,38 +14,10 @@ import (
 // index is valid, and a second run of the backfill writes nothing.
 func TestPublishersSearchBackfill(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewEmptyDB(t)
-	// 00023 is the main line's last before these; 00024–00026 (another change) apply
-	// with the rest below.
-	if _, err := migrate.Apply(ctx, url, migrate.Files(), migrate.Options{To: 23}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := demo.Load(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.Generate(ctx, db, 2, 300); err != nil {
-		t.Fatal(err)
-	}
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	text := func(sql string, args ...any) string {
-		t.Helper()
-		var s string
-		if err := db.Pool.QueryRow(ctx, sql, args...).Scan(&s); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return s
-	}
-	exec(`INSERT INTO publishers (client_id, name, slug) VALUES
+	// The catalog as 00023 left it; everything after, 00027–00029 among them, is applied below.
+	db := catalogAt(t, 23)
+	url := db.URL
+	db.Exec(t, `INSERT INTO publishers (client_id, name, slug) VALUES
 		(1, 'Éditions Glénat', 'glenat'),
 		(1, 'POKÉMON ' || U&'Pre\0301ss', 'pokemon-press'),
 		(1, 'Ｓｈｕｅｉｓｈａ', 'shueisha-wide'),
@@ -67,9 +36,9 @@ func TestPublishersSearchBackfill(t *testing.T) {
 	if i := slices.Index(applied, 27); i < 0 || i+2 >= len(applied) || applied[i+1] != 28 || applied[i+2] != 29 {
 		t.Fatalf("applied %v, want 27, 28 and 29 in a row", applied)
 	}
-	exec(`INSERT INTO publishers (client_id, name, slug) VALUES (1, 'Straße Verlag', 'strasse')`)
-	exec(`UPDATE publishers SET name = 'Ōkura Shoten' WHERE slug = 'okura'`)
-	exec(`UPDATE publishers SET search = 'tampered' WHERE slug = 'glenat'`)
+	db.Exec(t, `INSERT INTO publishers (client_id, name, slug) VALUES (1, 'Straße Verlag', 'strasse')`)
+	db.Exec(t, `UPDATE publishers SET name = 'Ōkura Shoten' WHERE slug = 'okura'`)
+	db.Exec(t, `UPDATE publishers SET search = 'tampered' WHERE slug = 'glenat'`)
 
 	tests := []struct{ slug, want string }{
 		{"glenat", "editions glenat"},
@@ -81,30 +50,30 @@ func TestPublishersSearchBackfill(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.slug, func(t *testing.T) {
-			if got := text(`SELECT search FROM publishers WHERE slug = $1`, tc.slug); got != tc.want {
+			if got := db.Text(t, `SELECT search FROM publishers WHERE slug = $1`, tc.slug); got != tc.want {
 				t.Errorf("search %q, want %q", got, tc.want)
 			}
 		})
 	}
-	if got := text(`SELECT count(*)::text FROM publishers WHERE search IS DISTINCT FROM search_fold(name)`); got != "0" {
+	if got := db.Text(t, `SELECT count(*)::text FROM publishers WHERE search IS DISTINCT FROM search_fold(name)`); got != "0" {
 		t.Errorf("%s publishers without their folded search text", got)
 	}
-	if got := text(`SELECT count(*)::text FROM publishers WHERE client_id = 2`); got == "0" {
+	if got := db.Text(t, `SELECT count(*)::text FROM publishers WHERE client_id = 2`); got == "0" {
 		t.Error("the generated catalog has no publishers")
 	}
-	if got := text(`SELECT coalesce((SELECT i.indisvalid::text FROM pg_index i
+	if got := db.Text(t, `SELECT coalesce((SELECT i.indisvalid::text FROM pg_index i
 		WHERE i.indexrelid = to_regclass('publishers_client_search_trgm')), 'missing')`); got != "true" {
 		t.Errorf("publishers_client_search_trgm: %s", got)
 	}
-	if got := text(`SELECT (to_regclass('publishers_name_trgm') IS NOT NULL)::text`); got != "true" {
+	if got := db.Text(t, `SELECT (to_regclass('publishers_name_trgm') IS NOT NULL)::text`); got != "true" {
 		t.Error("publishers_name_trgm, which the previous release searches, is gone")
 	}
 
 	// Resumable and idempotent: a second run finds nothing to write.
 	versions := `SELECT string_agg(xmin::text, ',' ORDER BY id) FROM publishers`
-	before := text(versions)
+	before := db.Text(t, versions)
 	runMigration(t, url, "migrations/00028_publishers_search_backfill.sql")
-	if text(versions) != before {
+	if db.Text(t, versions) != before {
 		t.Error("a second run of the backfill rewrote rows")
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
-	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
@@ -80,48 +78,21 @@ func TestSearchFold(t *testing.T) {
 // folded texts; a second run of the backfill rewrites no row.
 func TestSearchFoldBackfill(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewEmptyDB(t)
-	if _, err := migrate.Apply(ctx, url, migrate.Files(), migrate.Options{To: 21}); err != nil {
-		t.Fatal(err)
-	}
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := demo.Load(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.Generate(ctx, db, 2, 300); err != nil {
-		t.Fatal(err)
-	}
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	text := func(sql string, args ...any) string {
-		t.Helper()
-		var s string
-		if err := db.Pool.QueryRow(ctx, sql, args...).Scan(&s); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		return s
-	}
-	exec(`INSERT INTO series (id, client_id, name, slug, type, origin) VALUES
+	db := catalogAt(t, 21)
+	url := db.URL
+	db.Exec(t, `INSERT INTO series (id, client_id, name, slug, type, origin) VALUES
 		(9001, 1, 'Pokémon Adventures', 'pokemon-adventures', 'Manga', 'Japan'),
 		(9002, 1, 'POKÉMON ' || U&'ZE\0301RO', 'pokemon-zero', 'Manga', 'Japan'),
 		(9003, 1, 'Plain Title', 'plain-title', 'Manga', 'Japan')`)
-	exec(`INSERT INTO series_aliases (series_id, title, language) VALUES
+	db.Exec(t, `INSERT INTO series_aliases (series_id, title, language) VALUES
 		(9001, 'Die Straße', 'German'), (9003, 'Ｐｏｋéｍｏｎ Ｗｉｄｅ', 'Japanese')`)
-	exec(`INSERT INTO series_publishers (series_id, publisher_id)
+	db.Exec(t, `INSERT INTO series_publishers (series_id, publisher_id)
 		SELECT s, p FROM unnest(ARRAY[9001, 9002, 9003]) s, (SELECT min(id) AS p FROM publishers WHERE client_id = 1) p`)
-	exec(`INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES
+	db.Exec(t, `INSERT INTO contributors (client_id, first_name, last_name, slug) VALUES
 		(1, 'Émile', 'ZOLA', 'emile-zola'), (1, 'Łukasz', 'Œuvre', 'lukasz'), (2, 'É', NULL, 'e-2'),
 		(1, 'Poke' || U&'\0301' || 'mon', 'Straße', 'pokemon')`)
-	exec(`INSERT INTO users (slug, username) VALUES ('pokemon-fan', 'Pokémon_Fan'), ('sofia', 'ΣΟΦΙΑ')`)
-	if got := text(`SELECT search FROM series_publishers WHERE series_id = 9001`); got != "pokémon adventures\x1fdie straße" {
+	db.Exec(t, `INSERT INTO users (slug, username) VALUES ('pokemon-fan', 'Pokémon_Fan'), ('sofia', 'ΣΟΦΙΑ')`)
+	if got := db.Text(t, `SELECT search FROM series_publishers WHERE series_id = 9001`); got != "pokémon adventures\x1fdie straße" {
 		t.Fatalf("before 00022 the text is %q, want the lowercased one", got)
 	}
 
@@ -143,7 +114,7 @@ func TestSearchFoldBackfill(t *testing.T) {
 		{"greek user", `SELECT search FROM users WHERE slug = 'sofia'`, "σοφια"},
 	}
 	for _, w := range wants {
-		if got := text(w.sql); got != w.want {
+		if got := db.Text(t, w.sql); got != w.want {
 			t.Errorf("%s: search %q, want %q", w.name, got, w.want)
 		}
 	}
@@ -155,14 +126,14 @@ func TestSearchFoldBackfill(t *testing.T) {
 		{"contributor_search_grams", staleGrams},
 	}
 	for _, s := range stale {
-		if got := text(`SELECT (` + s.sql + `)::text`); got != "0" {
+		if got := db.Text(t, `SELECT (`+s.sql+`)::text`); got != "0" {
 			t.Errorf("%s rows left unfolded or miscounted: %s", s.name, got)
 		}
 	}
-	if got := text(`SELECT coalesce((SELECT n FROM contributor_search_grams WHERE client_id = 2 AND gram = 'é'), 0)::text`); got != "0" {
+	if got := db.Text(t, `SELECT coalesce((SELECT n FROM contributor_search_grams WHERE client_id = 2 AND gram = 'é'), 0)::text`); got != "0" {
 		t.Errorf("the gram é still counts %s contributors", got)
 	}
-	if got := text(`SELECT (SELECT n FROM contributor_search_grams WHERE client_id = 2 AND gram = 'e')::text`); got == "" || got == "0" {
+	if got := db.Text(t, `SELECT (SELECT n FROM contributor_search_grams WHERE client_id = 2 AND gram = 'e')::text`); got == "" || got == "0" {
 		t.Errorf("the gram e counts %q contributors of client 2", got)
 	}
 
@@ -170,9 +141,9 @@ func TestSearchFoldBackfill(t *testing.T) {
 	versions := `SELECT (SELECT string_agg(xmin::text, ',' ORDER BY series_id, publisher_id) FROM series_publishers) ||
 		(SELECT string_agg(xmin::text, ',' ORDER BY id) FROM contributors) ||
 		(SELECT string_agg(xmin::text, ',' ORDER BY id) FROM users)`
-	before := text(versions)
+	before := db.Text(t, versions)
 	runMigration(t, url, "migrations/00023_search_fold_backfill.sql")
-	if text(versions) != before {
+	if db.Text(t, versions) != before {
 		t.Error("a second run of the backfill rewrote rows")
 	}
 }
