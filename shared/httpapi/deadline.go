@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -19,13 +20,13 @@ const (
 
 type graceKey struct{}
 
-// workContext returns the context of a request's work, whose parent is the request's
-// context, and the function that ends it. It is not cancelled when the client goes
-// away (a half-closed connection cancels the request's context in net/http): the
-// request finishes within its deadline, so a write is either committed and answered or
-// rolled back, never cut in the middle (logRequests logs a client that left as such).
-// It ends at the work deadline; st, the request's state, becomes its values' parent.
-func workContext(st *requestState, parent context.Context, timeout time.Duration, now time.Time) (context.Context, context.CancelFunc) {
+// workContext makes st the context of a request's work, whose parent is the request's
+// context, and which st.finish ends. It is not cancelled when the client goes away (a
+// half-closed connection cancels the request's context in net/http): the request
+// finishes within its deadline, so a write is either committed and answered or rolled
+// back, never cut in the middle (logRequests logs a client that left as such). It ends
+// at the work deadline.
+func workContext(st *requestState, parent context.Context, timeout time.Duration, now time.Time) {
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = now.Add(timeout)
@@ -34,11 +35,91 @@ func workContext(st *requestState, parent context.Context, timeout time.Duration
 		deadline = d.Add(-LambdaMargin)
 	}
 	st.values = context.WithoutCancel(parent)
-	if deadline.IsZero() {
-		return st, func() {}
+	st.at = deadline
+	if !deadline.IsZero() {
+		st.grace = deadline.Add(Grace)
 	}
-	st.grace = deadline.Add(Grace)
-	return context.WithDeadline(st, deadline)
+}
+
+// workDeadline is the ending of a request's work context (requestState): a
+// context.WithDeadline of its values, made only when something waits for the end (Done,
+// a context derived from it, AfterFunc) or asks once the deadline has passed (Err).
+// Until then it is a time, not a timer. Most answers of the avatar route wait for
+// nothing (the picture is in memory, the user's reference fresh), and a timer started
+// and stopped for each of them was a measurable part of the route's cost
+// (BenchmarkWrap, BenchmarkAvatarServer in infra/cmd/local; docs/cdn.md). The context
+// package makes the timer; this type only decides when.
+type workDeadline struct {
+	values context.Context // the request's values, without its cancellation
+	at     time.Time       // zero: none, the work never ends on its own
+	grace  time.Time       // at + Grace (Detached)
+
+	mu      sync.Mutex
+	ctx     context.Context // context.WithDeadline(values, at), once made
+	cancel  context.CancelFunc
+	ended   bool      // finish was called
+	endedAt time.Time // when
+}
+
+func (d *workDeadline) Deadline() (time.Time, bool) { return d.at, !d.at.IsZero() }
+
+func (d *workDeadline) Done() <-chan struct{} {
+	if d.at.IsZero() {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.made().Done()
+}
+
+func (d *workDeadline) Err() error {
+	if d.at.IsZero() {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx == nil && !d.ended && time.Now().Before(d.at) {
+		return nil // nothing has ended: no need of the timer to say so
+	}
+	return d.made().Err()
+}
+
+// AfterFunc is what context.AfterFunc and the contexts derived from this one
+// (context.WithCancel, WithTimeout) use to follow its end: through the context made
+// here, as they follow one of the context package's, without a goroutine each.
+func (d *workDeadline) AfterFunc(f func()) (stop func() bool) {
+	d.mu.Lock()
+	ctx := d.made()
+	d.mu.Unlock()
+	return context.AfterFunc(ctx, f)
+}
+
+// made returns the context that ends at d.at, making it on first use; made after
+// finish, it has ended already, with the error it would have had: DeadlineExceeded if
+// the deadline came first, else Canceled. d.mu is held.
+func (d *workDeadline) made() context.Context {
+	if d.ctx == nil {
+		if d.ended && d.endedAt.Before(d.at) {
+			d.ctx, d.cancel = context.WithCancel(d.values)
+			d.cancel()
+		} else {
+			d.ctx, d.cancel = context.WithDeadline(d.values, d.at)
+		}
+	}
+	return d.ctx
+}
+
+// finish ends the work once the request is answered, as a context's CancelFunc does.
+func (d *workDeadline) finish() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return
+	}
+	d.ended, d.endedAt = true, time.Now()
+	if d.cancel != nil {
+		d.cancel()
+	}
 }
 
 type invocationKey struct{}

@@ -147,11 +147,11 @@ func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) htt
 		st := &requestState{}
 		st.logger = requestLogger{base: log, ctx: parent}
 		st.writer.ResponseWriter = w
-		ctx, cancel := workContext(st, parent, timeout, start)
-		defer cancel()
-		next.ServeHTTP(&st.writer, r.WithContext(ctx))
+		workContext(st, parent, timeout, start)
+		defer st.finish()
+		next.ServeHTTP(&st.writer, r.WithContext(st))
 		if errors.Is(parent.Err(), context.Canceled) {
-			Logger(ctx).Info("client went away before the answer", "method", r.Method, "path", r.URL.Path)
+			Logger(st).Info("client went away before the answer", "method", r.Method, "path", r.URL.Path)
 		}
 		if (st.logger.errorsOnly && st.writer.status < http.StatusBadRequest) || !log.Enabled(parent, slog.LevelInfo) {
 			return
@@ -167,20 +167,15 @@ func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) htt
 	})
 }
 
-// requestState is the parent of a request's work context (workContext): the values of
-// the request's context, not its cancellation (values is context.WithoutCancel of it),
-// the request's logger under loggerKey and its grace deadline under graceKey; and the
-// request's response writer.
+// requestState is a request's work context (workContext): its deadline (workDeadline),
+// the values of the request's context, not its cancellation (values is
+// context.WithoutCancel of it), the request's logger under loggerKey and its grace
+// deadline under graceKey; and the request's response writer.
 type requestState struct {
-	values context.Context
-	grace  time.Time // zero: no deadline
+	workDeadline
 	logger requestLogger
 	writer statusWriter
 }
-
-func (s *requestState) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (s *requestState) Done() <-chan struct{}       { return nil }
-func (s *requestState) Err() error                  { return nil }
 
 func (s *requestState) Value(key any) any {
 	switch key.(type) {

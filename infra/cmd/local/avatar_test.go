@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -31,8 +33,8 @@ import (
 
 // startWithPicture runs the local server on a bucket of the test's own and gives demo
 // user 3 (the member) a photo-like picture whose renditions weigh about 4 KB (scaled)
-// and 37 KB (high).
-func startWithPicture(t testing.TB) *local {
+// and 37 KB (high). It returns the uploads' service too, to give other users pictures.
+func startWithPicture(t testing.TB) (*local, *avatars.Service) {
 	t.Helper()
 	s3cfg := testenv.S3Config(t)
 	l := startLocal(t, map[string]string{"S3_BUCKET": s3cfg.Bucket})
@@ -41,25 +43,37 @@ func startWithPicture(t testing.TB) *local {
 		t.Fatal(err)
 	}
 	uploads := avatars.New(avatars.Deps{Files: store, Store: l.db.DB, FileService: true})
-	if err := uploads.UpdateUserImage(context.Background(), demo.MemberUserID, base64.StdEncoding.EncodeToString(photo(t))); err != nil {
+	givePicture(t, uploads, demo.MemberUserID, photo(t, memberTexture))
+	return l, uploads
+}
+
+func givePicture(t testing.TB, uploads *avatars.Service, id int64, picture []byte) {
+	t.Helper()
+	if err := uploads.UpdateUserImage(context.Background(), id, base64.StdEncoding.EncodeToString(picture)); err != nil {
 		t.Fatal(err)
 	}
-	return l
 }
+
+// texture is the noise of a photo: its amplitude and the side of its blocks. More
+// texture, larger renditions.
+type texture struct{ amp, block int }
+
+// memberTexture gives renditions of 3,927 bytes (scaled) and 37,557 bytes (high).
+var memberTexture = texture{18, 16}
 
 // photo is a 1200x900 JPEG with a gradient and blocks of noise: texture that survives
 // the scaling, as a photograph's does.
-func photo(t testing.TB) []byte {
-	const w, h, block, amp = 1200, 900, 16, 18
+func photo(t testing.TB, tx texture) []byte {
+	const w, h = 1200, 900
 	r := rand.New(rand.NewPCG(3, 4))
-	noise := make([]int, (w/block+1)*(h/block+1))
+	noise := make([]int, (w/tx.block+1)*(h/tx.block+1))
 	for i := range noise {
-		noise[i] = r.IntN(2*amp+1) - amp
+		noise[i] = r.IntN(2*tx.amp+1) - tx.amp
 	}
 	m := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
-			n := noise[(y/block)*(w/block+1)+x/block]
+			n := noise[(y/tx.block)*(w/tx.block+1)+x/tx.block]
 			c := func(v int) uint8 { return uint8(min(255, max(0, v+n))) }
 			m.SetNRGBA(x, y, color.NRGBA{c(x * 255 / w), c(y * 255 / h), c(160), 255})
 		}
@@ -100,7 +114,7 @@ func (l *local) rawGet(t testing.TB, path string, header ...string) (*http.Respo
 // TestAvatarSpellings: through the local server (make run) too, each picture has one
 // URL; every other spelling is 404 without caching headers.
 func TestAvatarSpellings(t *testing.T) {
-	l := startWithPicture(t)
+	l, _ := startWithPicture(t)
 	for _, path := range []string{"/user/avatar/3", "/user/avatar/3/high", "/user/avatar/3/scaled"} {
 		resp, body := l.rawGet(t, path)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/jpeg" || len(body) == 0 ||
@@ -126,8 +140,11 @@ func TestAvatarSpellings(t *testing.T) {
 // BenchmarkAvatarServer (make bench) measures the local server's avatar route, the
 // picture in the cdn's memory, beside trivial net/http servers that write the same
 // bytes from memory, with wrk (-t2 -c32), in one run and interleaved: the scaled
-// rendition (about 4 KB), the high one (about 37 KB), and a 304 beside a 200. It
-// prints requests per second and the ratios; it asserts nothing about them.
+// rendition of a photo (about 4 KB) and its high one (about 37 KB), which the target
+// names; scaled renditions of other sizes (the default picture of a user without one,
+// a smoother and a rougher photo), which show where the ratio to the bare server
+// depends on the size; and a 304 beside a 200. It prints requests per second and the
+// ratios; it asserts nothing about them.
 func BenchmarkAvatarServer(b *testing.B) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
@@ -142,29 +159,38 @@ func BenchmarkAvatarServer(b *testing.B) {
 	stderr := os.Stderr
 	os.Stderr = devnull
 	b.Cleanup(func() { os.Stderr = stderr; devnull.Close() })
-	l := startWithPicture(b)
+	l, uploads := startWithPicture(b)
+	givePicture(b, uploads, demo.EditorUserID, photo(b, texture{6, 16}))
+	rough := l.db.Int(b, `INSERT INTO users (slug, username) VALUES ('rough-photo', 'rough-photo') RETURNING id`)
+	givePicture(b, uploads, rough, photo(b, texture{40, 12}))
 
-	bodies := map[string][]byte{}
-	etags := map[string]string{}
-	for _, res := range []string{"scaled", "high"} {
-		resp, body := l.rawGet(b, "/user/avatar/3/"+res)
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("%s: %d", res, resp.StatusCode)
-		}
-		bodies[res], etags[res] = body, resp.Header.Get("ETag")
+	// What is loaded: the two renditions of the target first, then the other sizes.
+	// The admin (demo user 1) has no picture: the default one.
+	loads := []*avatarLoad{
+		{name: "scaled", path: "/user/avatar/3/scaled"},
+		{name: "high", path: "/user/avatar/3/high"},
+		{name: "default-scaled", path: "/user/avatar/1/scaled"},
+		{name: "smooth-scaled", path: "/user/avatar/2/scaled"},
+		{name: "rough-scaled", path: "/user/avatar/" + strconv.FormatInt(rough, 10) + "/scaled"},
 	}
-	// Two references hold the same bytes in memory and write them with Write. The
+	byPath := map[string]*avatarLoad{}
+	for _, ld := range loads {
+		resp, body := l.rawGet(b, ld.path) // and the cdn's cache holds it
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %d", ld.path, resp.StatusCode)
+		}
+		ld.body, ld.contentType, ld.etag = body, resp.Header.Get("Content-Type"), resp.Header.Get("ETag")
+		byPath[ld.path] = ld
+	}
+	// Two references hold the same bytes in memory and write them with one Write. The
 	// static one answers as a static file server would under the same contract: the
 	// avatar's caching headers (Cache-Control, ETag, Content-Type, Content-Length; Date
 	// from net/http) on the server settings of the local server (lambdahttp.NewServer,
 	// whose timeouts set connection deadlines on every request). The bare one is a
 	// default http.Server writing Content-Type and Content-Length only. The target is
 	// against the static one (docs/cdn.md says why); the bare one is printed beside it.
-	static := startTrivial(b, lambdahttp.NewServer, bodies, func(h http.Header, res string) {
-		h["Cache-Control"] = []string{"public, max-age=300, s-maxage=86400"}
-		h["Etag"] = []string{etags[res]}
-	})
-	bare := startTrivial(b, func(h http.Handler) *http.Server { return &http.Server{Handler: h} }, bodies, nil)
+	static := startTrivial(b, lambdahttp.NewServer, byPath, true)
+	bare := startTrivial(b, func(h http.Handler) *http.Server { return &http.Server{Handler: h} }, byPath, false)
 
 	// The machine may be shared: each figure is the median of rounds, and each round
 	// runs the servers back to back, in rotating order, so that all see the same load.
@@ -223,57 +249,101 @@ func BenchmarkAvatarServer(b *testing.B) {
 		}
 		return meds, ratios
 	}
-	for _, res := range []string{"scaled", "high"} {
-		l.rawGet(b, "/user/avatar/3/"+res) // the cdn's cache holds it
-	}
+	// writes is how many write calls net/http makes for an answer of n bytes, header
+	// included: what fits its connection's 4,096-byte buffer goes out in one.
+	writes := func(n int) int { return 1 + min(1, n/(connBuffer+1)) }
 	b.ResetTimer()
 	for range b.N {
-		for _, res := range []string{"scaled", "high"} {
-			path := "/user/avatar/3/" + res
-			m, ratio := interleave(func() result { return run(l.url + path) },
-				func() result { return run(static + path) }, func() result { return run(bare + path) })
-			b.Logf("%-6s %5d bytes: cdn %6.0f req/s, static reference %6.0f req/s, ratio %.2f (target at least 0.80); "+
-				"bare server %6.0f req/s, ratio %.2f; CPU per request %5.1f, %5.1f and %5.1f µs",
-				res, len(bodies[res]), m[0].rps, m[1].rps, ratio[1], m[2].rps, ratio[2], m[0].cpu, m[1].cpu, m[2].cpu)
-			b.ReportMetric(m[0].rps, "cdn-"+res+"-req/s")
-			b.ReportMetric(m[1].rps, "static-"+res+"-req/s")
-			b.ReportMetric(m[2].rps, "bare-"+res+"-req/s")
-			b.ReportMetric(ratio[1], "ratio-"+res)
-			b.ReportMetric(ratio[2], "ratio-bare-"+res)
+		for _, ld := range loads {
+			m, ratio := interleave(func() result { return run(l.url + ld.path) },
+				func() result { return run(static + ld.path) }, func() result { return run(bare + ld.path) })
+			sizes := [3]int{responseBytes(b, l.url, ld.path), responseBytes(b, static, ld.path), responseBytes(b, bare, ld.path)}
+			b.Logf("%-14s %5d bytes: cdn %6.0f req/s, static reference %6.0f req/s, ratio %.2f (target at least 0.80); "+
+				"bare server %6.0f req/s, ratio %.2f; CPU per request %5.1f, %5.1f and %5.1f µs; "+
+				"answers of %d, %d and %d bytes in %d, %d and %d writes",
+				ld.name, len(ld.body), m[0].rps, m[1].rps, ratio[1], m[2].rps, ratio[2], m[0].cpu, m[1].cpu, m[2].cpu,
+				sizes[0], sizes[1], sizes[2], writes(sizes[0]), writes(sizes[1]), writes(sizes[2]))
+			b.ReportMetric(m[0].rps, "cdn-"+ld.name+"-req/s")
+			b.ReportMetric(m[1].rps, "static-"+ld.name+"-req/s")
+			b.ReportMetric(m[2].rps, "bare-"+ld.name+"-req/s")
+			b.ReportMetric(ratio[1], "ratio-"+ld.name)
+			b.ReportMetric(ratio[2], "ratio-bare-"+ld.name)
 		}
-		path := l.url + "/user/avatar/3/high"
-		m, ratio := interleave(func() result { return run(path, "If-None-Match: "+etags["high"]) }, func() result { return run(path) })
+		high := byPath["/user/avatar/3/high"]
+		path := l.url + high.path
+		m, ratio := interleave(func() result { return run(path, "If-None-Match: "+high.etag) }, func() result { return run(path) })
 		b.Logf("high, cdn: 304 %6.0f req/s, 200 %6.0f req/s, ratio %.2f (target at least 1.00); CPU per request %5.1f µs and %5.1f µs",
 			m[0].rps, m[1].rps, ratio[1], m[0].cpu, m[1].cpu)
 		b.ReportMetric(ratio[1], "ratio-304/200")
 	}
 }
 
-// startTrivial serves bodies["scaled"] and bodies["high"] (by the path's last
-// segment) from memory, with Content-Type, Content-Length and what header adds, on
+// connBuffer is the size of net/http's buffer for each connection's writes: an answer
+// that fits goes out in one write, a longer one in two.
+const connBuffer = 4 << 10
+
+// avatarLoad is one picture the benchmark asks for: its path and the cdn's answer.
+type avatarLoad struct {
+	name, path        string
+	body              []byte
+	contentType, etag string
+}
+
+// startTrivial serves the answers of byPath from memory with Content-Type and
+// Content-Length, and with the avatar's Cache-Control and ETag when caching is set, on
 // the server newServer makes, and returns its URL.
-func startTrivial(b *testing.B, newServer func(http.Handler) *http.Server, bodies map[string][]byte, header func(http.Header, string)) string {
+func startTrivial(b *testing.B, newServer func(http.Handler) *http.Server, byPath map[string]*avatarLoad, caching bool) string {
 	ln, err := net.Listen("tcp", "localhost:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res := "scaled"
-		if strings.HasSuffix(r.URL.Path, "/high") {
-			res = "high"
+		ld, ok := byPath[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
 		}
-		body := bodies[res]
 		h := w.Header()
-		h.Set("Content-Type", "image/jpeg")
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		if header != nil {
-			header(h, res)
+		h.Set("Content-Type", ld.contentType)
+		h.Set("Content-Length", strconv.Itoa(len(ld.body)))
+		if caching {
+			h["Cache-Control"] = []string{"public, max-age=300, s-maxage=86400"}
+			h["Etag"] = []string{ld.etag}
 		}
-		_, _ = w.Write(body)
+		_, _ = w.Write(ld.body)
 	}))
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// responseBytes is the size of the answer to GET path on a kept-alive connection,
+// status line and header included, as wrk receives it.
+func responseBytes(b *testing.B, base, path string) int {
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", path); err != nil {
+		b.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var got []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if end := bytes.Index(got, []byte("\r\n\r\n")); end >= 0 {
+			resp, rerr := http.ReadResponse(bufio.NewReader(bytes.NewReader(got)), nil)
+			if rerr == nil && resp.ContentLength >= 0 && len(got) >= end+4+int(resp.ContentLength) {
+				return end + 4 + int(resp.ContentLength)
+			}
+		}
+		if err != nil {
+			b.Fatalf("GET %s%s: %v after %d bytes", base, path, err, len(got))
+		}
+	}
 }
 
 // result is one wrk run: requests per second, and this process's CPU time per
