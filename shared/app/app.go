@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/awsconfig"
@@ -77,7 +78,18 @@ func (a *App) Handler(ctx context.Context, gs ...Group) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: a.Config.RequestTimeout}), nil
+	return a.Wrap(httpapi.NewMux(routes), 0), nil
+}
+
+// Wrap applies the shared middleware with the configuration's log, origins and
+// REQUEST_TIMEOUT, or budget when that is shorter: the local server gives each route
+// the time its function's invocation would leave it.
+func (a *App) Wrap(h http.Handler, budget time.Duration) http.Handler {
+	timeout := a.Config.RequestTimeout
+	if budget > 0 && (timeout <= 0 || budget < timeout) {
+		timeout = budget
+	}
+	return httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout})
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the

@@ -31,7 +31,7 @@ func workContext(st *requestState, parent context.Context, timeout time.Duration
 	if timeout > 0 {
 		deadline = now.Add(timeout)
 	}
-	if d, ok := invocationDeadline(parent); ok && (deadline.IsZero() || d.Add(-LambdaMargin).Before(deadline)) {
+	if d, ok := parent.Deadline(); ok && (deadline.IsZero() || d.Add(-LambdaMargin).Before(deadline)) {
 		deadline = d.Add(-LambdaMargin)
 	}
 	st.values = context.WithoutCancel(parent)
@@ -120,27 +120,6 @@ func (d *workDeadline) finish() {
 	if d.cancel != nil {
 		d.cancel()
 	}
-}
-
-type invocationKey struct{}
-
-// WithInvocationDeadline gives the requests of ctx the deadline of the invocation
-// that serves them, as Lambda's context carries one: the local server gives each
-// request its function's. The middleware reads it and the context's own deadline
-// alike; a value costs less than a context with a timer, and nothing before the
-// middleware, which detaches the request's work from its context, would be cancelled
-// by it.
-func WithInvocationDeadline(ctx context.Context, d time.Time) context.Context {
-	return context.WithValue(ctx, invocationKey{}, d)
-}
-
-// invocationDeadline is the earlier of ctx's deadline and its WithInvocationDeadline.
-func invocationDeadline(ctx context.Context) (time.Time, bool) {
-	d, ok := ctx.Deadline()
-	if v, set := ctx.Value(invocationKey{}).(time.Time); set && (!ok || v.Before(d)) {
-		d, ok = v, true
-	}
-	return d, ok
 }
 
 // Detached returns a context for work that must finish once a request's outcome is

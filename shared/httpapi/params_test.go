@@ -244,22 +244,16 @@ func TestDeadline(t *testing.T) {
 		OK(w, r, "ok")
 	})}
 	tests := []struct {
-		name       string
-		timeout    time.Duration
-		parent     time.Duration // 0: no parent deadline
-		invocation time.Duration // WithInvocationDeadline from now; 0: none
-		want       time.Duration // from now; 0: none
+		name    string
+		timeout time.Duration
+		parent  time.Duration // 0: no parent deadline
+		want    time.Duration // from now; 0: none
 	}{
-		{"local", 30 * time.Second, 0, 0, 30 * time.Second},
-		{"lambda tighter", 30 * time.Second, 10 * time.Second, 0, 10*time.Second - LambdaMargin},
-		{"timeout tighter", 3 * time.Second, 10 * time.Second, 0, 3 * time.Second},
-		{"lambda only", 0, 10 * time.Second, 0, 10*time.Second - LambdaMargin},
-		{"none", 0, 0, 0, 0},
-		{"local server's invocation tighter", 30 * time.Second, 0, 10 * time.Second, 10*time.Second - LambdaMargin},
-		{"local server's invocation only", 0, 0, 10 * time.Second, 10*time.Second - LambdaMargin},
-		{"timeout tighter than the invocation", 3 * time.Second, 0, 10 * time.Second, 3 * time.Second},
-		{"invocation tighter than the context", 0, 20 * time.Second, 10 * time.Second, 10*time.Second - LambdaMargin},
-		{"context tighter than the invocation", 0, 10 * time.Second, 20 * time.Second, 10*time.Second - LambdaMargin},
+		{"local", 30 * time.Second, 0, 30 * time.Second},
+		{"lambda tighter", 30 * time.Second, 10 * time.Second, 10*time.Second - LambdaMargin},
+		{"timeout tighter", 3 * time.Second, 10 * time.Second, 3 * time.Second},
+		{"lambda only", 0, 10 * time.Second, 10*time.Second - LambdaMargin},
+		{"none", 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,9 +263,6 @@ func TestDeadline(t *testing.T) {
 				ctx, cancel = context.WithTimeout(context.Background(), tt.parent)
 			}
 			leave = cancel
-			if tt.invocation > 0 {
-				ctx = WithInvocationDeadline(ctx, time.Now().Add(tt.invocation))
-			}
 			start := time.Now()
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/probe", nil).WithContext(ctx))
 			if errAfter != nil {

@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	fmt.Fprintln(out, "demo data loaded (client 1; users admin, editor, member)")
 
-	api, err := a.Handler(ctx, routegroups.All()...)
+	rs, err := functionRoutes(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -149,11 +149,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err != nil {
 		return err
 	}
-	timeouts, err := functionTimeouts(ctx, a)
-	if err != nil {
-		return err
-	}
-	h := routes(api, docs, timeouts)
+	h := routes(rs, docs, a.Wrap)
 	// make token and other commands find the running stack here.
 	envFile := filepath.Join(absDir, "stack.env")
 	if err := writeEnvFile(envFile, cfg); err != nil {
