@@ -97,8 +97,10 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			httpapi.Error(w, r, apperr.MissingParams())
 			return
 		}
+		// Base 10 takes digits after an optional sign: with no sign and no leading zero,
+		// raw is the id's one spelling.
 		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw || !canonicalPath(r.URL.EscapedPath(), raw, suffix) {
+		if err != nil || id <= 0 || raw[0] == '+' || raw[0] == '0' || !canonicalPath(r.URL.EscapedPath(), raw, suffix) {
 			httpapi.Error(w, r, userNotFound())
 			return
 		}
