@@ -11,15 +11,11 @@ import (
 type testKey struct{}
 
 // newWork is a request's work context as logRequests makes it, with the work deadline
-// in from now (0: none).
+// in from now (0: none; negative: passed already).
 func newWork(in time.Duration) *requestState {
 	st := &requestState{}
 	parent := context.WithValue(context.Background(), testKey{}, "value")
-	var timeout time.Duration
-	if in != 0 {
-		timeout = in
-	}
-	workContext(st, parent, timeout, time.Now())
+	workContext(st, parent, max(in, 0), time.Now())
 	if in < 0 {
 		st.at = time.Now().Add(in) // already passed
 	}

@@ -56,8 +56,7 @@ func TestLambdaDeadlines(t *testing.T) {
 		for i := range rs {
 			rs[i].Handler = see
 		}
-		docs := see
-		h := routes(rs, docs, func(next http.Handler, budget time.Duration) http.Handler {
+		h := routes(rs, see, func(next http.Handler, budget time.Duration) http.Handler {
 			if _, api := next.(*http.ServeMux); api {
 				next = see // the API's 404: see what it would get
 			}
