@@ -30,8 +30,14 @@ run: ## start the whole service locally on http://localhost:$(PORT) (Ctrl-C stop
 	@bash infra/scripts/tools.sh run
 	$(GO) run ./infra/cmd/local -dir $(STACK_DIR) -port $(PORT)
 
+# The packages whose own code shares state between goroutines (the request's work
+# deadline; the cdn's shared reference reads and image cache) run a second time under
+# the race detector (cgo: gcc is on every machine of this kind).
+RACE_PKGS := ./shared/httpapi ./shared/cdn
+
 test: tools ## run every test against real PostgreSQL, dynalite, gofakes3 and chromium
-	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... && \
+		CGO_ENABLED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)'
 
 # Each fuzz target, package by package, for FUZZTIME (make test runs their seed corpora).
 FUZZTIME ?= 30s
