@@ -125,8 +125,8 @@ func TestWorkWithoutDeadline(t *testing.T) {
 }
 
 // TestWorkDeadlineConcurrent: Done, Err, AfterFunc and finish from many goroutines.
-// Under the race detector it checks the locking too:
-// go test -race -run Work ./shared/httpapi (make test runs it without -race).
+// Under the race detector, which make test runs this package with a second time
+// (RACE_PKGS), it checks the locking too.
 func TestWorkDeadlineConcurrent(t *testing.T) {
 	for range 50 {
 		st := newWork(time.Hour)
