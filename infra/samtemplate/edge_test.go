@@ -72,7 +72,10 @@ func TestEdgeFunctionSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := cfn.Resources[id]
+		r, ok := cfn.Resources[id]
+		if !ok {
+			continue // reported above
+		}
 		if got := fmt.Sprint(r.Properties["FunctionCode"]); got != string(src) {
 			t.Errorf("%s's FunctionCode is not %s:\n%s", id, file, got)
 		}
@@ -215,7 +218,7 @@ console.log(JSON.stringify(ctx.routes));`, repoFile("infra/edge/cache-key.js"))
 		}
 	}
 	cfn, _ := transformed(t, "create")
-	qs := cfn.Resources["CatalogCachePolicy"].Properties["CachePolicyConfig"].(map[string]any)["ParametersInCacheKeyAndForwardedToOrigin"].(map[string]any)["QueryStringsConfig"].(map[string]any)
+	qs := cfnResource(t, cfn, "CatalogCachePolicy", "AWS::CloudFront::CachePolicy").Properties["CachePolicyConfig"].(map[string]any)["ParametersInCacheKeyAndForwardedToOrigin"].(map[string]any)["QueryStringsConfig"].(map[string]any)
 	var listed []string
 	for _, q := range qs["QueryStrings"].([]any) {
 		listed = append(listed, fmt.Sprint(q))
@@ -272,13 +275,23 @@ func readBehaviour(pattern string, b map[string]any) behaviour {
 // order of precedence, the default last (pattern "*").
 func distribution(t *testing.T, cfn *samtemplate.CFN) (map[string]any, []behaviour) {
 	t.Helper()
-	dc := cfn.Resources["Distribution"].Properties["DistributionConfig"].(map[string]any)
+	dc := cfnResource(t, cfn, "Distribution", "AWS::CloudFront::Distribution").Properties["DistributionConfig"].(map[string]any)
 	var bs []behaviour
 	for _, b := range dc["CacheBehaviors"].([]any) {
 		b := b.(map[string]any)
 		bs = append(bs, readBehaviour(fmt.Sprint(b["PathPattern"]), b))
 	}
 	return dc, append(bs, readBehaviour("*", dc["DefaultCacheBehavior"].(map[string]any)))
+}
+
+// cfnResource is a resource of the transformed template, which must exist with its type.
+func cfnResource(t *testing.T, cfn *samtemplate.CFN, id, typ string) samtemplate.Resource {
+	t.Helper()
+	r, ok := cfn.Resources[id]
+	if !ok || r.Type != typ {
+		t.Fatalf("no %s %s", typ, id)
+	}
+	return r
 }
 
 // matches is CloudFront's path pattern match: * any run of characters (slashes
@@ -440,7 +453,7 @@ func TestEdgeBehaviours(t *testing.T) {
 					}
 					continue
 				}
-				var events []map[string]any
+				events := []map[string]any{}
 				for _, m := range b.Methods {
 					if internal || m == method {
 						events = append(events, viewerEvent(m, uri))
@@ -522,7 +535,7 @@ func TestEdgeDistribution(t *testing.T) {
 			if got := fmt.Sprint(dc["WebACLId"]); got != "map[Ref:WebAclArn]" {
 				t.Errorf("WebACLId %s", got)
 			}
-			vc := dc["ViewerCertificate"].(map[string]any)
+			vc, _ := dc["ViewerCertificate"].(map[string]any)
 			if fmt.Sprint(vc["AcmCertificateArn"]) != "map[Ref:EdgeCertificateArn]" || vc["SslSupportMethod"] != "sni-only" || !strings.HasPrefix(fmt.Sprint(vc["MinimumProtocolVersion"]), "TLSv1.2") {
 				t.Errorf("ViewerCertificate %v", vc)
 			}
@@ -531,11 +544,11 @@ func TestEdgeDistribution(t *testing.T) {
 				t.Fatalf("%d origins", len(origins))
 			}
 			o := origins[0].(map[string]any)
-			coc := o["CustomOriginConfig"].(map[string]any)
+			coc, _ := o["CustomOriginConfig"].(map[string]any)
 			if fmt.Sprint(o["DomainName"]) != "map[Ref:OriginDomainName]" || coc["OriginProtocolPolicy"] != "https-only" {
 				t.Errorf("origin %v", o)
 			}
-			hs := o["OriginCustomHeaders"].([]any)
+			hs, _ := o["OriginCustomHeaders"].([]any)
 			if len(hs) != 1 || hs[0].(map[string]any)["HeaderName"] != "X-Origin-Verify" {
 				t.Fatalf("origin headers %v", hs)
 			}
@@ -546,7 +559,7 @@ func TestEdgeDistribution(t *testing.T) {
 					t.Errorf("X-Origin-Verify's value %s lacks %s", v, want)
 				}
 			}
-			s := cfn.Resources["OriginSecret"]
+			s := cfnResource(t, cfn, "OriginSecret", "AWS::SecretsManager::Secret")
 			gen := s.Properties["GenerateSecretString"].(map[string]any)
 			var tmpl map[string]string
 			if err := json.Unmarshal([]byte(fmt.Sprint(gen["SecretStringTemplate"])), &tmpl); err != nil || len(tmpl) != 1 || tmpl["ORIGIN_SECRET_PREVIOUS"] != "" {
