@@ -282,6 +282,19 @@ func TestEdgeWebACL(t *testing.T) {
 	if len(perSecond) != 3 {
 		t.Fatalf("rate-based rules %v, want reads, writes and OAuth", perSecond)
 	}
+	// Every method CloudFront lets through is counted, as a read or as a write (a flood
+	// of preflights or of methods no route has still reaches API Gateway).
+	for _, m := range []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"} {
+		var by []string
+		for _, name := range []string{"ReadsPerClient", "WritesPerClient"} {
+			if wafMatch(t, rules[name]["Statement"].(map[string]any)["RateBasedStatement"].(map[string]any)["ScopeDownStatement"].(map[string]any), wafRequest{Method: m, Path: "/tags"}) {
+				by = append(by, name)
+			}
+		}
+		if len(by) != 1 {
+			t.Errorf("%s /tags is counted by %v, want reads or writes", m, by)
+		}
+	}
 	for _, route := range routes {
 		method, path, _ := strings.Cut(route, " ")
 		want := []string{"WritesPerClient"}
