@@ -484,3 +484,25 @@ func TestEdgeBlockedRequestsMetrics(t *testing.T) {
 		t.Errorf("the dashboard shows %d WAF and %d CloudFront metrics", waf, edge)
 	}
 }
+
+// TestEdgeLimitsDocumented: the operations guide states the web ACL's default limits.
+func TestEdgeLimitsDocumented(t *testing.T) {
+	c := edgeTemplate(t)
+	def := func(name string) string {
+		return fmt.Sprint(c.Parameters[name]["Default"])
+	}
+	b, err := os.ReadFile(repoFile("docs/operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide := strings.Join(strings.Fields(string(b)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("reads (GET, HEAD, OPTIONS) %s per %s s", def("ReadLimit"), def("ReadWindowSec")),
+		fmt.Sprintf("writes (any other method) %s per %s s", def("WriteLimit"), def("WriteWindowSec")),
+		fmt.Sprintf("`/auth/oauth` %s per %s s", def("OAuthLimit"), def("OAuthWindowSec")),
+	} {
+		if !strings.Contains(guide, want) {
+			t.Errorf("docs/operations.md does not say %q", want)
+		}
+	}
+}
