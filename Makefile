@@ -106,7 +106,7 @@ lint: ## gofmt, go vet, squawk over the migrations, cfn-lint and the SAM transfo
 	@command -v cfn-lint >/dev/null && python3 -c 'import samtranslator' 2>/dev/null || { \
 		echo "make lint needs cfn-lint and aws-sam-translator (Python 3.11):" >&2; \
 		echo "  python3 -m pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0" >&2; exit 2; }
-	cfn-lint template.yaml
+	cfn-lint template.yaml infra/edge/us-east-1.yaml
 	$(GO) test -count=1 -short ./infra/samtemplate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);

@@ -260,3 +260,30 @@ func (c *CFN) OfType(typ string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Decode reads a plain CloudFormation template (no transform; infra/edge/us-east-1.yaml)
+// as CloudFormation does, short tags as their long forms (!Ref X as {"Ref": "X"}), with
+// cfn-lint's decoder, which refuses a key given twice.
+func Decode(templatePath string) (*CFN, error) {
+	const script = `import json, sys
+from cfnlint.decode import decode
+t, m = decode(sys.argv[1])
+if m:
+    sys.exit("\n".join(str(x) for x in m))
+json.dump(t, sys.stdout, default=str)`
+	cmd := exec.Command("python3", "-c", script, templatePath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if _, lookErr := exec.LookPath("python3"); lookErr != nil {
+			return nil, fmt.Errorf("no python3: %s", InstallHint)
+		}
+		return nil, fmt.Errorf("decode %s: %v\n%s", filepath.Base(templatePath), err, stderr.String())
+	}
+	var c CFN
+	if err := json.Unmarshal(out, &c); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", templatePath, err)
+	}
+	return &c, nil
+}

@@ -199,8 +199,9 @@ func TestDatabaseAccess(t *testing.T) {
 }
 
 // TestSecretsPerFunction: a function may read exactly the secrets its variables come
-// from: the JWT secret (made by the stack) where sessions are checked, the OAuth
-// applications' secret in oauth only, nothing in tags, publishers and cdn.
+// from: the origin secret (made by the stack) everywhere, since every function checks
+// CloudFront's X-Origin-Verify; the JWT secret (made by the stack) where sessions are
+// checked; the OAuth applications' secret in oauth only.
 func TestSecretsPerFunction(t *testing.T) {
 	tpl := loadTemplate(t)
 	gen := samtemplate.Get(resource(t, tpl, "JwtSecret", "AWS::SecretsManager::Secret"), "GenerateSecretString")
@@ -211,7 +212,7 @@ func TestSecretsPerFunction(t *testing.T) {
 	for _, g := range routegroups.All() {
 		t.Run(g.Name, func(t *testing.T) {
 			f := fns[g.Name]
-			var want []string
+			want := []string{"OriginSecret"}
 			if slices.Contains(g.Env, "JWT_SECRET") {
 				want = append(want, "JwtSecret")
 			}
@@ -235,6 +236,7 @@ func TestSecretsPerFunction(t *testing.T) {
 				}
 			}
 			slices.Sort(listed)
+			slices.Sort(want)
 			slices.Sort(readable)
 			if !slices.Equal(listed, want) || !slices.Equal(readable, want) {
 				t.Errorf("SECRETS_ARN lists %v, IAM allows %v; want %v", listed, readable, want)
@@ -243,10 +245,12 @@ func TestSecretsPerFunction(t *testing.T) {
 	}
 }
 
-// TestDomain: the API has one host, ApiDomainName: the custom domain (created with the
-// certificate, or an existing one), the functions' API_URL, the ApiUrl output and
-// CloudFront's origin; the default execute-api host is off; the cdn function invalidates
-// the stack's own distribution from the first deploy.
+// TestDomain: the API has one public host, ApiDomainName: the distribution's alias (with
+// the us-east-1 certificate), its DNS records, the functions' API_URL and the ApiUrl
+// output. API Gateway answers only on OriginDomainName (the custom domain, created with
+// the regional certificate or an existing one), which is the distribution's one origin;
+// the default execute-api host is off; the cdn function invalidates the stack's own
+// distribution from the first deploy.
 func TestDomain(t *testing.T) {
 	tpl := loadTemplate(t)
 	want := `!Sub https://${ApiDomainName}`
@@ -259,23 +263,39 @@ func TestDomain(t *testing.T) {
 	if got := samtemplate.Scalar(samtemplate.Get(resource(t, tpl, "HttpApi", "AWS::Serverless::HttpApi"), "DisableExecuteApiEndpoint")); got != "true" {
 		t.Errorf("DisableExecuteApiEndpoint %q", got)
 	}
-	origins := samtemplate.Get(resource(t, tpl, "Distribution", "AWS::CloudFront::Distribution"), "DistributionConfig", "Origins")
-	if len(origins.Content) != 1 || samtemplate.Scalar(samtemplate.Get(origins.Content[0], "DomainName")) != "!Ref ApiDomainName" {
+	dc := samtemplate.Get(resource(t, tpl, "Distribution", "AWS::CloudFront::Distribution"), "DistributionConfig")
+	origins := samtemplate.Get(dc, "Origins")
+	if len(origins.Content) != 1 || samtemplate.Scalar(samtemplate.Get(origins.Content[0], "DomainName")) != "!Ref OriginDomainName" {
 		t.Errorf("CloudFront origin %s", samtemplate.Scalar(origins))
 	}
+	if got := list(samtemplate.Get(dc, "Aliases")); !slices.Equal(got, []string{"!Ref ApiDomainName"}) {
+		t.Errorf("distribution aliases %v", got)
+	}
+	if got := samtemplate.Scalar(samtemplate.Get(dc, "ViewerCertificate", "AcmCertificateArn")); got != "!Ref EdgeCertificateArn" {
+		t.Errorf("distribution certificate %q", got)
+	}
+	if !strings.Contains(param(t, tpl, "EdgeCertificateArn", "AllowedPattern"), ":acm:us-east-1:") {
+		t.Errorf("EdgeCertificateArn accepts a certificate outside us-east-1: %s", param(t, tpl, "EdgeCertificateArn", "AllowedPattern"))
+	}
 	domain := resource(t, tpl, "ApiDomain", "AWS::ApiGatewayV2::DomainName")
-	if samtemplate.Scalar(samtemplate.Get(domain, "DomainName")) != "!Ref ApiDomainName" ||
+	if samtemplate.Scalar(samtemplate.Get(domain, "DomainName")) != "!Ref OriginDomainName" ||
 		!strings.Contains(samtemplate.Scalar(samtemplate.Get(domain, "DomainNameConfigurations")), "!Ref CertificateArn") {
 		t.Errorf("ApiDomain %s", samtemplate.Scalar(domain))
 	}
 	mapping := resource(t, tpl, "ApiDomainMapping", "AWS::ApiGatewayV2::ApiMapping")
 	if dn := samtemplate.Get(mapping, "DomainName"); samtemplate.Scalar(samtemplate.Get(mapping, "ApiId")) != "!Ref HttpApi" ||
-		dn.Tag != "!If" || !slices.Equal(list(dn), []string{"CreateDomain", "!Ref ApiDomain", "!Ref ApiDomainName"}) {
+		dn.Tag != "!If" || !slices.Equal(list(dn), []string{"CreateDomain", "!Ref ApiDomain", "!Ref OriginDomainName"}) {
 		t.Errorf("ApiDomainMapping %s", samtemplate.Scalar(mapping))
 	}
-	record := resource(t, tpl, "ApiDomainRecord", "AWS::Route53::RecordSet")
-	if samtemplate.Scalar(samtemplate.Get(record, "AliasTarget", "DNSName")) != "!GetAtt ApiDomain.RegionalDomainName" {
-		t.Errorf("ApiDomainRecord %s", samtemplate.Scalar(record))
+	for id, want := range map[string][2]string{
+		"OriginDomainRecord":  {"!Ref OriginDomainName", "!GetAtt ApiDomain.RegionalDomainName"},
+		"ApiDomainRecord":     {"!Ref ApiDomainName", "!GetAtt Distribution.DomainName"},
+		"ApiDomainRecordIPv6": {"!Ref ApiDomainName", "!GetAtt Distribution.DomainName"},
+	} {
+		record := resource(t, tpl, id, "AWS::Route53::RecordSet")
+		if samtemplate.Scalar(samtemplate.Get(record, "Name")) != want[0] || samtemplate.Scalar(samtemplate.Get(record, "AliasTarget", "DNSName")) != want[1] {
+			t.Errorf("%s %s", id, samtemplate.Scalar(record))
+		}
 	}
 	cdnFn := functionOf(t, tpl)["cdn"]
 	if got := cdnFn.Env["CLOUDFRONT_DISTRIBUTION_ID"]; got != "!Ref Distribution" {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -218,8 +217,9 @@ func TestTransformedCORS(t *testing.T) {
 
 // TestTransformedEnvironment: each function's environment, after the transform, holds
 // every variable its wiring reads and no other; the secrets among them come from
-// Secrets Manager at start-up (SECRETS_ARN), never as variables or dynamic references;
-// GOMEMLIMIT is the Go runtime's.
+// Secrets Manager at start-up (SECRETS_ARN, which every function has: each checks the
+// origin secret), never as variables or dynamic references; GOMEMLIMIT is the Go
+// runtime's.
 func TestTransformedEnvironment(t *testing.T) {
 	for _, set := range paramSets {
 		cfn, _ := transformed(t, set)
@@ -232,7 +232,7 @@ func TestTransformedEnvironment(t *testing.T) {
 				}
 				env, _ := cfn.Resources[id].Properties["Environment"].(map[string]any)
 				vars, _ := env["Variables"].(map[string]any)
-				want := []string{"GOMEMLIMIT"}
+				want := []string{"GOMEMLIMIT", secrets.ARNsVariable}
 				fromSecrets := false
 				for _, k := range append(slices.Clone(app.CommonEnv), g.Env...) {
 					if isSecret(k) {
@@ -240,9 +240,6 @@ func TestTransformedEnvironment(t *testing.T) {
 						continue
 					}
 					want = append(want, k)
-				}
-				if fromSecrets {
-					want = append(want, secrets.ARNsVariable)
 				}
 				if fromSecrets != (g.Secrets != nil) {
 					t.Errorf("the group reads secrets at start-up: %v; its variables need them: %v", g.Secrets != nil, fromSecrets)
@@ -466,38 +463,6 @@ func TestTransformedEndpoints(t *testing.T) {
 	}
 }
 
-// TestEdgeAnswers404: the distribution's default behaviour answers every path outside
-// /user/avatar/* with a 404 Response Model at the edge (the function is run with node,
-// as CloudFront runs it), and the avatar paths are the only other behaviour.
-func TestEdgeAnswers404(t *testing.T) {
-	cfn, _ := transformed(t, "create")
-	dc := cfn.Resources["Distribution"].Properties["DistributionConfig"].(map[string]any)
-	code, node := viewerRequestCode(t, cfn, dc["DefaultCacheBehavior"].(map[string]any))
-	var patterns []string
-	for _, b := range dc["CacheBehaviors"].([]any) {
-		patterns = append(patterns, fmt.Sprint(b.(map[string]any)["PathPattern"]))
-	}
-	if !slices.Equal(patterns, []string{"/user/avatar/*"}) {
-		t.Errorf("behaviours %v", patterns)
-	}
-	for _, uri := range []string{"/tags", "/auth/oauth/google", "/admin-users", "/"} {
-		out := runViewerRequest(t, code, node, uri)
-		var resp struct {
-			StatusCode int `json:"statusCode"`
-			Body       struct {
-				Data string `json:"data"`
-			} `json:"body"`
-		}
-		if err := json.Unmarshal(out, &resp); err != nil {
-			t.Fatalf("%s: %v: %s", uri, err, out)
-		}
-		var model httpapi.Response
-		if resp.StatusCode != 404 || json.Unmarshal([]byte(resp.Body.Data), &model) != nil || model.Code != 404 {
-			t.Errorf("%s: %s", uri, out)
-		}
-	}
-}
-
 // TestRulesRefuseBadInput: a missing or malformed input fails before anything is
 // created (the parameters' patterns and the template's Rules, checked by transform.py
 // as CloudFormation checks them).
@@ -517,6 +482,10 @@ func TestRulesRefuseBadInput(t *testing.T) {
 		{"four extra origins", "create", map[string]string{"ExtraCorsOrigins": "https://a.example,https://b.example,https://c.example,https://d.example"}, "ExtraCorsOrigins"},
 		{"frontend with a path", "create", map[string]string{"FrontendUrl": "https://mediacatalog.app/"}, "FrontendUrl"},
 		{"the local environment", "create", map[string]string{"Env": "local"}, "Env"},
+		{"edge certificate outside us-east-1", "create", map[string]string{"EdgeCertificateArn": "arn:aws:acm:eu-central-1:123456789012:certificate/1a2b3c4d-5e6f-7081-92a3-b4c5d6e7f809"}, "EdgeCertificateArn"},
+		{"regional web ACL", "create", map[string]string{"WebAclArn": "arn:aws:wafv2:eu-central-1:123456789012:regional/webacl/media-catalog-prod-edge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"}, "WebAclArn"},
+		{"no web ACL", "existing", map[string]string{"WebAclArn": ""}, "WebAclArn"},
+		{"origin on the public name's pattern with a path", "create", map[string]string{"OriginDomainName": "origin-api.mediacatalog.app/x"}, "OriginDomainName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := paramsOf(t, tc.base)
@@ -535,70 +504,4 @@ func TestRulesRefuseBadInput(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestEdgeAvatarSpellings: the avatar behaviour's viewer-request function lets the
-// canonical spellings through to the cache and the origin, and answers every other
-// spelling 404 at the edge (run with node, as CloudFront runs it): API Gateway decodes
-// the path before the function sees it, so only the edge can refuse %33.
-func TestEdgeAvatarSpellings(t *testing.T) {
-	cfn, _ := transformed(t, "create")
-	dc := cfn.Resources["Distribution"].Properties["DistributionConfig"].(map[string]any)
-	code, node := viewerRequestCode(t, cfn, dc["CacheBehaviors"].([]any)[0].(map[string]any))
-	for _, tc := range []struct {
-		uri  string
-		pass bool
-	}{
-		{"/user/avatar/3", true}, {"/user/avatar/3/high", true}, {"/user/avatar/3/scaled", true},
-		{"/user/avatar/1234567890123456789", true},
-		{"/user/avatar/%33", false}, {"/user/avatar/3/hig%68", false}, {"/user/avatar/03", false},
-		{"/user/avatar/+3", false}, {"/user/avatar/3/", false}, {"/user/avatar/3/HIGH", false},
-		{"/user/avatar/3/medium", false}, {"/user/avatar/0", false}, {"/user/avatar/3%2Fhigh", false},
-		{"/user/avatar/12345678901234567890", false}, {"/user/avatar/", false},
-	} {
-		out := runViewerRequest(t, code, node, tc.uri)
-		var resp struct {
-			StatusCode int    `json:"statusCode"`
-			URI        string `json:"uri"`
-		}
-		if err := json.Unmarshal(out, &resp); err != nil {
-			t.Fatalf("%s: %v: %s", tc.uri, err, out)
-		}
-		passed := resp.StatusCode == 0 && resp.URI == tc.uri
-		if passed != tc.pass || (!tc.pass && resp.StatusCode != 404) {
-			t.Errorf("%s: %s, want passed %v", tc.uri, out, tc.pass)
-		}
-	}
-}
-
-// viewerRequestCode is the code of the CloudFront Function a cache behaviour runs on
-// viewer requests, and node, which runs it here as CloudFront runs it.
-func viewerRequestCode(t *testing.T, cfn *samtemplate.CFN, behaviour map[string]any) (code, node string) {
-	t.Helper()
-	assoc, _ := behaviour["FunctionAssociations"].([]any)
-	if len(assoc) != 1 || assoc[0].(map[string]any)["EventType"] != "viewer-request" {
-		t.Fatalf("the behaviour's functions %v", assoc)
-	}
-	ga := assoc[0].(map[string]any)["FunctionARN"].(map[string]any)["Fn::GetAtt"].([]any)
-	fn := cfn.Resources[fmt.Sprint(ga[0])]
-	if fn.Type != "AWS::CloudFront::Function" {
-		t.Fatalf("viewer-request function %v", ga)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node runs the CloudFront function in this test: install Node.js")
-	}
-	return fmt.Sprint(fn.Properties["FunctionCode"]), node
-}
-
-// runViewerRequest runs the function's handler on a GET of uri and returns its JSON
-// answer: the request (passed on) or a response.
-func runViewerRequest(t *testing.T, code, node, uri string) []byte {
-	t.Helper()
-	script := code + fmt.Sprintf("\nconsole.log(JSON.stringify(handler({request: {method: 'GET', uri: %q, headers: {}, querystring: {}, cookies: {}}})));", uri)
-	out, err := exec.Command(node, "-e", script).Output()
-	if err != nil {
-		t.Fatalf("node: %v", err)
-	}
-	return out
 }
