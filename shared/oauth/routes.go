@@ -32,9 +32,10 @@ import (
 type Store interface {
 	// OAuthLogin returns the user the provider account is linked to, or creates one.
 	OAuthLogin(ctx context.Context, acct catalog.ProviderAccount) (catalog.OAuthLogin, error)
-	// LinkProvider links the provider account to the user (apperr.Conflict wrapping
-	// catalog.ErrProviderInUse or catalog.ErrAlreadyLinked when it may not).
-	LinkProvider(ctx context.Context, userID int64, acct catalog.ProviderAccount) error
+	// LinkProvider links the provider account to the user, recording the session
+	// that linked it (apperr.Conflict wrapping catalog.ErrProviderInUse or
+	// catalog.ErrAlreadyLinked when it may not).
+	LinkProvider(ctx context.Context, userID int64, sessionID string, acct catalog.ProviderAccount) error
 	// Connections lists the user's linked provider accounts.
 	Connections(ctx context.Context, userID int64) ([]catalog.Connection, error)
 	// UnlinkProvider removes the user's connection to provider when a login method

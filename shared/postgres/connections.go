@@ -196,11 +196,13 @@ func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccoun
 	return row.OAuthLogin, nil
 }
 
-// LinkProvider links the provider account to user userID. The account may not be
-// linked to another user (apperr.Conflict wrapping catalog.ErrProviderInUse), and the
-// user may not have an account of that provider linked already (apperr.Conflict
-// wrapping catalog.ErrAlreadyLinked); an unknown user is apperr.NotFound.
-func (db *DB) LinkProvider(ctx context.Context, userID int64, acct catalog.ProviderAccount) error {
+// LinkProvider links the provider account to user userID, as their session sessionID
+// (a UUID) asks: the link records it, so that a forced logout that revokes the session
+// removes the link (LogoutUser). The account may not be linked to another user
+// (apperr.Conflict wrapping catalog.ErrProviderInUse), and the user may not have an
+// account of that provider linked already (apperr.Conflict wrapping
+// catalog.ErrAlreadyLinked); an unknown user is apperr.NotFound.
+func (db *DB) LinkProvider(ctx context.Context, userID int64, sessionID string, acct catalog.ProviderAccount) error {
 	acct = normalizeAccount(acct)
 	return db.inTx(ctx, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `
@@ -223,9 +225,9 @@ func (db *DB) LinkProvider(ctx context.Context, userID int64, acct catalog.Provi
 		}
 		_, err = tx.Exec(ctx, `
 			INSERT INTO oauth_connections
-				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			userID, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar, linked_session)
+			VALUES ($1, $2, $3, $4, $5, $6, $7::uuid)`,
+			userID, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL, sessionID)
 		switch {
 		case err == nil:
 			return nil

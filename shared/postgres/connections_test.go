@@ -347,6 +347,10 @@ func TestOAuthLoginConcurrent(t *testing.T) {
 	})
 }
 
+// testSession is the session of the links the tests make (a link records the session
+// that made it; sessions are not referenced by key).
+const testSession = "00000000-0000-4000-8000-000000000001"
+
 func TestLinkProvider(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
@@ -367,7 +371,7 @@ func TestLinkProvider(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newConnFixture(t)
 			before := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
-			err := f.db.LinkProvider(ctx, tc.user, tc.account)
+			err := f.db.LinkProvider(ctx, tc.user, testSession, tc.account)
 			after := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
 			if tc.code == "" {
 				if err != nil {
@@ -393,7 +397,7 @@ func TestLinkProvider(t *testing.T) {
 func TestConnections(t *testing.T) {
 	ctx := context.Background()
 	f := newConnFixture(t)
-	if err := f.db.LinkProvider(ctx, connAlice, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}); err != nil {
+	if err := f.db.LinkProvider(ctx, connAlice, testSession, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

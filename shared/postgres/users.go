@@ -366,29 +366,75 @@ func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (actor, bool, e
 }
 
 // LogoutUser revokes every live session of user id, as actorID asks, so their refresh
-// tokens stop working at once. Unknown user: apperr.NotFound; a full admin logged out
-// by someone who is not one: apperr.Forbidden.
-func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) error {
-	return db.inTx(ctx, func(tx pgx.Tx) error {
+// tokens stop working at once, and removes the provider links those sessions made
+// (LinkProvider), so that whoever held one cannot log in again through a provider it
+// linked; it returns the links removed and the one kept. The account's last way to log
+// in stays: when the user has no password and those links are all they have, the
+// earliest of them is kept. Unlinks of the user wait for it (the user's row is
+// locked, as UnlinkProvider locks it). Unknown user: apperr.NotFound; a full admin
+// logged out by someone who is not one: apperr.Forbidden.
+func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) (catalog.Logout, error) {
+	var out catalog.Logout
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		out = catalog.Logout{}
 		if _, _, err := mayActOn(ctx, tx, id, actorID); err != nil {
 			return err
 		}
-		var found bool
-		err := tx.QueryRow(ctx, `
-			WITH target AS (SELECT id FROM users WHERE id = $1),
-			revoked AS (
+		var hasPassword bool
+		err := tx.QueryRow(ctx, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1 FOR UPDATE`, id).Scan(&hasPassword)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case err != nil:
+			return fmt.Errorf("log out user %d: %w", id, err)
+		}
+		rows, _ := tx.Query(ctx, `
+			WITH revoked AS (
 				UPDATE sessions SET revoked_at = now()
-				WHERE user_id IN (SELECT id FROM target) AND revoked_at IS NULL
+				WHERE user_id = $1 AND revoked_at IS NULL
+				RETURNING id
 			)
-			SELECT EXISTS (SELECT 1 FROM target)`, id).Scan(&found)
+			SELECT c.id, c.provider, c.provider_username,
+			       c.linked_session IN (SELECT id FROM revoked) AS by_revoked
+			FROM oauth_connections c WHERE c.user_id = $1
+			ORDER BY c.linked_at, c.id`, id)
+		conns, err := pgx.CollectRows(rows, pgx.RowToStructByName[struct {
+			catalog.LinkRemoved
+			ID        int64
+			ByRevoked *bool // NULL: linked at sign-up
+		}])
 		if err != nil {
 			return fmt.Errorf("log out user %d: %w", id, err)
 		}
-		if !found {
-			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		// The links the revoked sessions made go; the earliest of them stays when
+		// nothing else would let the user log in (conns are in link order).
+		var made []int64
+		others := 0
+		for _, c := range conns {
+			if c.ByRevoked != nil && *c.ByRevoked {
+				made = append(made, c.ID)
+				out.Removed = append(out.Removed, c.LinkRemoved)
+			} else {
+				others++
+			}
+		}
+		if !hasPassword && others == 0 && len(made) > 0 {
+			kept := out.Removed[0]
+			out.Kept = &kept
+			made, out.Removed = made[1:], out.Removed[1:]
+		}
+		if len(made) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE id = ANY($1)`, made); err != nil {
+			return fmt.Errorf("remove the links of user %d's revoked sessions: %w", id, err)
 		}
 		return nil
 	})
+	if err != nil {
+		return catalog.Logout{}, err
+	}
+	return out, nil
 }
 
 // UserName returns the username of user id. Unknown: apperr.NotFound.

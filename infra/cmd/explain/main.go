@@ -176,7 +176,7 @@ func (f fixture) steps() []step {
 			return ignore(db.OAuthLogin(ctx, catalog.ProviderAccount{Provider: "github", ProviderUserID: "explain-linked", Username: "Reader", UsernameBase: "reader"}))
 		}),
 		write("GET /auth/oauth/link callback", func(ctx context.Context, db *postgres.DB) error {
-			return db.LinkProvider(ctx, f.User, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "explain-" + time.Now().Format("150405.000"), Username: "x"})
+			return db.LinkProvider(ctx, f.User, "00000000-0000-0000-0000-000000000001", catalog.ProviderAccount{Provider: "discord", ProviderUserID: "explain-" + time.Now().Format("150405.000"), Username: "x"})
 		}),
 		write("DELETE /auth/oauth/unlink/{provider}", func(ctx context.Context, db *postgres.DB) error {
 			return db.UnlinkProvider(ctx, f.User, "discord")
@@ -193,7 +193,7 @@ func (f fixture) steps() []step {
 		write("POST /admin-users/edit/{id}", func(ctx context.Context, db *postgres.DB) error {
 			return ignore(db.EditUser(ctx, f.User, 1, catalog.UserEdit{Username: "explain-" + time.Now().Format("150405.000"), AddedRoles: []int64{2}}))
 		}),
-		write("POST /admin-users/logout/{id}", func(ctx context.Context, db *postgres.DB) error { return db.LogoutUser(ctx, f.User, 1) }),
+		write("POST /admin-users/logout/{id}", func(ctx context.Context, db *postgres.DB) error { return ignore(db.LogoutUser(ctx, f.User, 1)) }),
 		write("POST /admin-users/update-image/{id}", func(ctx context.Context, db *postgres.DB) error {
 			return ignore(db.SetUserImage(ctx, f.User, "user/explain"))
 		}),
