@@ -158,7 +158,7 @@ func (db *DB) refreshConnection(ctx context.Context, acct catalog.ProviderAccoun
 // The names are compared by their keys, kept on the users' rows (users.name_key) and
 // written here with the new user, so a sign-up reads only the names keyed like its own.
 func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccount, base string) (catalog.OAuthLogin, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('users.signup', 0))`); err != nil {
+	if _, err := tx.Exec(ctx, namekey.SignUpLock); err != nil {
 		return catalog.OAuthLogin{}, err
 	}
 	name, err := freeUsername(ctx, tx, base)

@@ -168,7 +168,8 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 // one transaction: removed roles go before added ones are granted, and a user left
 // without a role gets the default role. It releases editorID's edit lock of the user
 // and returns what changed. Unknown user: apperr.NotFound; unknown role ids:
-// apperr.Invalid (nothing changes); a username another user has (case-insensitively):
+// apperr.Invalid (nothing changes); a new username that another user's equals up to
+// case, compatibility forms or confusable characters (namekey, the sign-up's rule):
 // apperr.Conflict. An edit that the access rules refuse (see access.go: any edit of a
 // full admin by someone who is not one, the editor's own roles, a role with a
 // permission the editor lacks, the last full admin) is apperr.Forbidden.
@@ -184,6 +185,11 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 		if err != nil {
 			return err
 		}
+		// A rename follows the sign-up's rule (namekey): it takes the sign-ups' lock
+		// before any row lock, as they do, and checks once the row is written.
+		if _, err := tx.Exec(ctx, namekey.SignUpLock); err != nil {
+			return fmt.Errorf("edit user %d: %w", id, err)
+		}
 		err = tx.QueryRow(ctx, `
 			UPDATE users u SET username = $2, age_verified = $3, name_key = $4
 			FROM (SELECT id, username, age_verified FROM users WHERE id = $1 FOR UPDATE) old
@@ -198,6 +204,16 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 				return apperr.Wrap(apperr.Conflict, MsgUsernameTaken, err)
 			}
 			return fmt.Errorf("update user %d: %w", id, err)
+		}
+		if namekey.Key(res.Before.Username) != namekey.Key(e.Username) {
+			taken, err := namekey.TakenByOther(ctx, tx, e.Username, id)
+			if err != nil {
+				return err
+			}
+			if taken {
+				return apperr.Wrap(apperr.Conflict, MsgUsernameTaken,
+					fmt.Errorf("user %d renamed like another user's name", id))
+			}
 		}
 		res.After = catalog.UserFacts{Username: e.Username, AgeVerified: e.AgeVerified}
 		if err := requireIDs(ctx, tx, "roles", append(e.AddedRoles, e.RemovedRoles...)); err != nil {
