@@ -342,8 +342,10 @@ export interface paths {
          *     changed since the last invalidation, it invalidates /user/avatar/<id>,
          *     /user/avatar/<id>/high and /user/avatar/<id>/scaled in CloudFront. Once it has
          *     answered, no container serves the replaced or removed picture. 200 {"data":"Success","code":200}; 400 when
-         *     the id is blank or not a positive integer; 500 when the invalidation fails. No
-         *     authentication.
+         *     the id is blank or not a positive integer; 500 when the invalidation fails. In
+         *     AWS, API Gateway requires IAM authorization (SigV4, as the stack's
+         *     avatar-change-invoker role) and answers an unsigned call 403; the local stack
+         *     checks nothing.
          */
         post: operations["changeUserAvatar"];
         delete?: never;
