@@ -191,9 +191,12 @@ export interface paths {
         /**
          * Start linking a provider to the authenticated account
          * @description Stores a state token bound to the provider, the link flow and the cookie's user,
-         *     sets the `__Host-oauth_state` cookie and redirects to the consent page. 400 Unsupported
-         *     provider (checked first), 401 Unauthorized without a valid refreshToken cookie,
-         *     404 User not found when the cookie's user no longer exists.
+         *     sets the `__Host-oauth_state` cookie and redirects to the consent page. Linking
+         *     needs a recent sign-in: when the cookie's session signed in more than 10 minutes
+         *     ago, the redirect is to the frontend's `/settings?link_error=login_required`
+         *     instead (log in again, then link). 400 Unsupported provider (checked first), 401
+         *     Unauthorized without a valid refreshToken cookie (or with more than one), 404
+         *     User not found when the cookie's user no longer exists.
          */
         get: operations["oauthLinkStart"];
         put?: never;
@@ -1752,7 +1755,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Redirect to the provider's consent page */
+            /** @description Redirect to the provider's consent page, or to /settings?link_error=login_required */
             302: {
                 headers: {
                     /** @description The target address */
