@@ -97,7 +97,8 @@ func linkCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store,
 		return "", fail(ReasonProviderInUse, err)
 	case errors.Is(err, catalog.ErrAlreadyLinked):
 		return "", fail(ReasonAlreadyLinked, err)
-	case apperr.CodeOf(err) == apperr.NotFound:
+	case apperr.CodeOf(err) == apperr.NotFound, apperr.CodeOf(err) == apperr.Unauthorized:
+		// The user is gone, or the session was revoked (a forced logout) meanwhile.
 		return "", fail(ReasonUnauthorized, err)
 	}
 	return "", fail(ReasonServerError, err)

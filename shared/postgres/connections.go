@@ -205,6 +205,26 @@ func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccoun
 func (db *DB) LinkProvider(ctx context.Context, userID int64, sessionID string, acct catalog.ProviderAccount) error {
 	acct = normalizeAccount(acct)
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// The user's row first, shared: a forced logout (LogoutUser, which locks it for
+		// update) either waits for this link and removes it, or has revoked the session
+		// before the next statement looks.
+		var live bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1 FOR SHARE)`, userID).Scan(&live)
+		if err == nil && live {
+			err = tx.QueryRow(ctx, `
+				SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $2::uuid AND user_id = $1
+				               AND revoked_at IS NULL AND expires_at > now())`, userID, sessionID).Scan(&live)
+			if err == nil && !live {
+				return apperr.Wrap(apperr.Unauthorized, apperr.MsgUnauthorized,
+					fmt.Errorf("link by session %s of user %d, which is not live", sessionID, userID))
+			}
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("lock user %d to link %s: %w", userID, acct.Provider, err)
+		case !live:
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		}
 		rows, _ := tx.Query(ctx, `
 			SELECT user_id FROM oauth_connections
 			WHERE provider = $1 AND (provider_user_id = $2 OR user_id = $3)`,
