@@ -4,7 +4,8 @@
 // /auth/oauth and passes one rate limiter, keyed by the caller's source address.
 //
 // A flow starts at GET /auth/oauth/{provider} (login) or /auth/oauth/link/{provider}
-// (link, with the refreshToken cookie). The start stores a state token in DynamoDB,
+// (link, with the refreshToken cookie of a session signed in within LinkSignInWindow;
+// the link records the session, which a forced logout's revocation undoes). The start stores a state token in DynamoDB,
 // bound to the provider, the flow, the user in the link flow, and the PKCE verifier;
 // it expires after 10 minutes and is consumed once. The browser gets a state cookie
 // (__Host-oauth_state, HttpOnly, Secure, SameSite=Lax, Path=/, 10 minutes; on the
