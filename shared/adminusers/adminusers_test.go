@@ -353,18 +353,65 @@ func TestEditUser(t *testing.T) {
 	}
 }
 
-// TestParallelUsernameEdits: two editors rename two users to the same new name at
-// once, twenty times: one gets 200, the other 409, never a 500.
+// TestRenameFollowsSignUpRule: an admin's rename to a name that another user's equals
+// up to case, compatibility forms or confusable characters is 409 Username already
+// taken, as a sign-up never gets one; the user's own name in another case or a free
+// name is fine. Before, "аdmin" (Cyrillic а) beside "admin" was 200.
+func TestRenameFollowsSignUpRule(t *testing.T) {
+	tests := []struct {
+		name     string
+		username string
+		status   int
+	}{
+		{"Cyrillic а", "\u0430dmin", 409},
+		{"fullwidth", "\uff41\uff44\uff4d\uff49\uff4e", 409},
+		{"rn for m", "adrnin", 409},
+		{"capitals", "ADMIN", 409},
+		{"Cyrillic е in editor", "\u0435ditor", 409},
+		{"like a name whose key is not written yet", "l\u0435gacy", 409},
+		{"one's own name in capitals", "MEMBER", 200},
+		{"a free name", "member-two", 200},
+		{"a free name with a Cyrillic letter", "\u0436enya", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t)
+			// A user written by code that does not key names (a trigger clears the key).
+			s.DB.Exec(t, `INSERT INTO users (slug, username) VALUES ('legacy', 'legacy')`)
+			s.DB.Exec(t, `UPDATE users SET name_key = NULL WHERE username = 'legacy'`)
+			before := s.users(t)
+			status, body := s.Do(t, http.MethodPost, "/admin-users/edit/3", map[string]any{"username": tt.username}, s.Admin)
+			if status != tt.status {
+				t.Fatalf("rename to %q: %d %s, want %d", tt.username, status, body, tt.status)
+			}
+			if status == http.StatusConflict {
+				if m := testenv.Message(t, body); m.Data != "Username already taken" {
+					t.Errorf("body %s", body)
+				}
+				if s.users(t) != before {
+					t.Error("a refused rename changed the users")
+				}
+			}
+		})
+	}
+}
+
+// TestParallelUsernameEdits: two editors rename two users to the same new name, or to
+// names equal up to a confusable character, at once, twenty times: one gets 200, the
+// other 409, never a 500.
 func TestParallelUsernameEdits(t *testing.T) {
 	s := newServer(t)
 	for round := range 20 {
-		name := fmt.Sprintf("racer-%d", round)
+		names := []string{fmt.Sprintf("racer-%d", round), fmt.Sprintf("racer-%d", round)}
+		if round%2 == 1 {
+			names[1] = fmt.Sprintf("r\u0430cer-%d", round) // Cyrillic а
+		}
 		var wg sync.WaitGroup
 		statuses := make([]int, 2)
 		for i, target := range []int64{2, 3} {
 			wg.Go(func() {
 				statuses[i], _ = s.Do(t, http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", target),
-					map[string]any{"username": name, "added_roles": []int64{3}}, s.Admin)
+					map[string]any{"username": names[i], "added_roles": []int64{3}}, s.Admin)
 			})
 		}
 		wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
@@ -54,6 +55,7 @@ type access struct {
 	db       *testenv.DB
 	sessions *auth.Sessions
 	logs     *syncBuffer
+	puts     *atomic.Int64 // objects put in the bucket; nil without the image routes
 }
 
 func newAccess(t *testing.T) *access {

@@ -166,7 +166,9 @@ func handleDeleteUser(store Store, images Images) http.Handler {
 }
 
 // handleLogoutUser answers POST /admin-users/logout/{id}: every session of the user is
-// revoked, so their refresh tokens stop working at once.
+// revoked, so their refresh tokens stop working at once, and the provider links those
+// sessions made are removed (but the account's last way to log in), each with a
+// user.unlink record.
 func handleLogoutUser(store Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := httpapi.PathInt(r, "id")
@@ -175,11 +177,20 @@ func handleLogoutUser(store Store) http.Handler {
 			return
 		}
 		p, _ := auth.FromContext(r.Context())
-		if err := store.LogoutUser(r.Context(), id, p.UserID); err != nil {
+		out, err := store.LogoutUser(r.Context(), id, p.UserID)
+		if err != nil {
 			httpapi.Error(w, r, err)
 			return
 		}
-		audit.Record(r.Context(), "user.logout", "user", id)
+		var kept []slog.Attr
+		if out.Kept != nil {
+			kept = append(kept, slog.String("kept_link", out.Kept.Provider))
+		}
+		audit.Record(r.Context(), "user.logout", "user", id, kept...)
+		for _, l := range out.Removed {
+			audit.Record(r.Context(), "user.unlink", "user", id, slog.String("provider", l.Provider),
+				slog.String("provider_username", l.ProviderUsername), slog.String("by", "logout"))
+		}
 		httpapi.OK(w, r, MsgUserLoggedOut)
 	})
 }

@@ -20,7 +20,7 @@ type Store interface {
 	User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error)
 	EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) (catalog.UserEditResult, error)
 	DeleteUser(ctx context.Context, id, actorID int64) (image string, err error)
-	LogoutUser(ctx context.Context, id, actorID int64) error
+	LogoutUser(ctx context.Context, id, actorID int64) (catalog.Logout, error)
 }
 
 // Images stores and removes profile images; *avatars.Service satisfies it. When

@@ -2,10 +2,12 @@ package adminusers_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mediacatalog/service/infra/testenv"
@@ -119,9 +121,10 @@ const ruleState = `SELECT concat_ws(' | ',
 // authority or an account, by each kind of actor on each kind of target, on fresh
 // data. A refusal changes nothing and leaves an AUDIT record naming the actor, the
 // route and the target; an allowed write changes something and is recorded as done.
-// Before issue 26, a delegated admin (holder) could rename a full admin, change their
-// image or age verification, and remove a permission from (or delete) the role that
-// made them a full admin.
+// A refused write puts nothing in the bucket (an image update is refused before its
+// upload). Before issue 26, a delegated admin (holder) could rename a full admin,
+// change their image or age verification, and remove a permission from (or delete)
+// the role that made them a full admin.
 func TestAccessRuleTable(t *testing.T) {
 	rulePNG = avatartest.DataURL("image/png", avatartest.PNG(t, 32, 32, false))
 	cells := 0
@@ -167,6 +170,9 @@ func TestAccessRuleTable(t *testing.T) {
 					records := auditRecords(t, a.logs.String())
 					switch want {
 					case 403:
+						if n := a.puts.Load(); n != 0 {
+							t.Errorf("a refused write put %d objects in the bucket", n)
+						}
 						if msg != apperr.MsgForbidden {
 							t.Errorf("message %q, want %q", msg, apperr.MsgForbidden)
 						}
@@ -246,7 +252,8 @@ func newRuleAccess(t *testing.T) *access {
 	db := testenv.NewDemoDB(t)
 	cfg := testenv.AuthConfig(t)
 	sessions := testenv.NewSessions(t, db, cfg)
-	svc := avatars.New(avatars.Deps{Files: testenv.NewS3Store(t), Store: db.DB,
+	files := &countingFiles{Files: testenv.NewS3Store(t)}
+	svc := avatars.New(avatars.Deps{Files: files, Store: db.DB,
 		Limits: testenv.ImageLimits, FileService: true})
 	logs := &syncBuffer{}
 	mux := httpapi.NewMux(
@@ -261,7 +268,19 @@ func newRuleAccess(t *testing.T) *access {
 		return a
 	}}))
 	h := httpapi.Wrap(mux, httpapi.Options{Log: log, CORSOrigins: cfg.CORSOrigins})
-	return &access{h: h, db: db, sessions: sessions, logs: logs}
+	return &access{h: h, db: db, sessions: sessions, logs: logs, puts: &files.puts}
+}
+
+// countingFiles is the bucket (the real S3 store) with a count of the objects put in
+// it: a refused upload must not reach it at all, not even to be removed afterwards.
+type countingFiles struct {
+	avatars.Files
+	puts atomic.Int64
+}
+
+func (f *countingFiles) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	f.puts.Add(1)
+	return f.Files.Put(ctx, key, data, contentType)
 }
 
 // rulePNG is the image of the update-image row, made once by TestAccessRuleTable.

@@ -14,6 +14,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // The permissions the administrative routes demand: the keys of the built-in
@@ -42,7 +43,8 @@ type Principal struct {
 	UserID      int64
 	Username    string
 	SessionID   string
-	Permissions []string // keys of the built-in permissions the user's roles grant
+	Permissions []string  // keys of the built-in permissions the user's roles grant
+	SignedInAt  time.Time // the session's sign-in (its start)
 }
 
 // Has reports whether the principal's roles grant the permission keyed perm.

@@ -157,12 +157,22 @@ func (s *Sessions) cookie(name, value string, maxAge time.Duration) *http.Cookie
 // apperr.Unauthorized when the cookie is missing, malformed, forged, expired, of the
 // wrong type or its session is revoked or expired; apperr.NotFound "User not found"
 // for a valid token whose user no longer exists.
+//
+// A request with more than one refreshToken cookie is apperr.Unauthorized too, and an
+// audit record of the refusal: a browser sends every cookie whose domain and path
+// match, most specific path first, so a host of a sibling subdomain can plant one
+// (Domain=<parent>, a narrower Path) that would be read before the session's own.
+// Which of them is the user's cannot be told, so neither is used.
 func (s *Sessions) Authenticate(r *http.Request) (Principal, error) {
-	c, err := r.Cookie(RefreshCookie)
-	if err != nil || c.Value == "" {
+	cookies := r.CookiesNamed(RefreshCookie)
+	if len(cookies) > 1 {
+		httpapi.Refused(r, fmt.Sprintf("%d refreshToken cookies", len(cookies)))
+		return Principal{}, unauthorized(errors.New("more than one refreshToken cookie"))
+	}
+	if len(cookies) == 0 || cookies[0].Value == "" {
 		return Principal{}, unauthorized(errors.New("no refreshToken cookie"))
 	}
-	userID, sid, err := s.verify(c.Value, typeRefresh)
+	userID, sid, err := s.verify(cookies[0].Value, typeRefresh)
 	if err != nil {
 		return Principal{}, unauthorized(err)
 	}
@@ -170,7 +180,7 @@ func (s *Sessions) Authenticate(r *http.Request) (Principal, error) {
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{UserID: u.ID, Username: u.Username, SessionID: sid, Permissions: u.Permissions}, nil
+	return Principal{UserID: u.ID, Username: u.Username, SessionID: sid, Permissions: u.Permissions, SignedInAt: u.SignedInAt}, nil
 }
 
 // verify checks the token's HS256 signature, its expiry and its type, and returns its

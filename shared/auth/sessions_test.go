@@ -1,13 +1,16 @@
 package auth_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
@@ -353,5 +357,58 @@ func TestNewSessionsRefusesUnusableSecrets(t *testing.T) {
 	}
 	if _, err := auth.NewSessions(nil, cfg); err != nil {
 		t.Errorf("local development secret refused: %v", err)
+	}
+}
+
+// TestOneRefreshCookie: a request carrying more than one refreshToken cookie is 401,
+// whatever their order and whichever is valid, with an audit record of the refusal. A
+// sibling subdomain can plant a second one for the parent domain on a narrower path,
+// which the browser sends first; before, the first one was read, so a planted cookie
+// decided who the request was.
+func TestOneRefreshCookie(t *testing.T) {
+	db := testenv.NewDB(t)
+	cfg := testenv.AuthConfig(t)
+	s := testenv.NewSessions(t, db, cfg)
+	issue := func(name string, perms ...string) string {
+		tok, err := s.Issue(context.Background(), testenv.NewUser(t, db, name, perms...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Refresh
+	}
+	admin, member := issue("admin", auth.PermViewUsers), issue("member")
+	tests := []struct {
+		name   string
+		cookie string
+		status int
+	}{
+		{"the admin's alone", "refreshToken=" + admin, http.StatusOK},
+		{"the member's alone", "refreshToken=" + member, http.StatusForbidden},
+		{"the member's, then the admin's", "refreshToken=" + member + "; refreshToken=" + admin, http.StatusUnauthorized},
+		{"the admin's, then the member's", "refreshToken=" + admin + "; refreshToken=" + member, http.StatusUnauthorized},
+		{"the admin's twice", "refreshToken=" + admin + "; refreshToken=" + admin, http.StatusUnauthorized},
+		{"the admin's and an empty one", "refreshToken=; refreshToken=" + admin, http.StatusUnauthorized},
+		{"the admin's beside other cookies", "accessToken=x; refreshToken=" + admin + "; theme=dark", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			mux := http.NewServeMux()
+			mux.Handle("GET /admin-users", s.Require(auth.PermViewUsers, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				httpapi.OK(w, r, "ok")
+			})))
+			h := httpapi.Wrap(mux, httpapi.Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+			r := httptest.NewRequest(http.MethodGet, "/admin-users", nil)
+			r.Header.Set("Cookie", tc.cookie)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tc.status {
+				t.Fatalf("status %d %s, want %d", w.Code, w.Body, tc.status)
+			}
+			const record = `"actor_id":0,"action":"refused","route":"GET /admin-users","target":{"id":0},"reason":"2 refreshToken cookies"`
+			if got := strings.Contains(logs.String(), record); got != (tc.status == http.StatusUnauthorized) {
+				t.Errorf("refusal record %v in\n%s", got, logs.String())
+			}
+		})
 	}
 }

@@ -6,8 +6,9 @@
 // Writes happen in an order that never leaves the database pointing at missing
 // objects:
 //
-//	update: process the image -> put the new objects -> one statement points the row
-//	        at them (404 if the row is gone) -> delete the replaced objects -> notify
+//	update: the access rule (users) -> process the image -> put the new objects ->
+//	        one statement points the row at them (404 if the row is gone) -> delete
+//	        the replaced objects -> notify
 //	delete: clear the row's reference -> delete its objects -> notify
 //
 // A failure before the row is pointed at the new objects deletes them again, so a
@@ -48,6 +49,10 @@ type Files interface {
 // Store holds the image references; *postgres.DB satisfies it. Each method returns the
 // reference it replaced ("" for none), and apperr.NotFound for an unknown row.
 type Store interface {
+	// MayChangeUserImage reports the refusal (apperr.Forbidden, apperr.NotFound) that
+	// SetUserImage would answer, so an upload that would be refused never reaches the
+	// bucket. SetUserImage checks again, in its transaction.
+	MayChangeUserImage(ctx context.Context, id int64) error
 	SetUserImage(ctx context.Context, id int64, ref string) (old string, err error)
 	ClearUserImage(ctx context.Context, id int64) (old string, err error)
 	SetContributorImage(ctx context.Context, id int64, ref string) (old string, err error)
@@ -102,13 +107,15 @@ func (s *Service) MaxBodyBytes() int64 {
 // owner is what differs between users and contributors.
 type owner struct {
 	kind   imageset.Owner
+	check  func(ctx context.Context, id int64) error // nil: no rule before the upload
 	set    func(ctx context.Context, id int64, ref string) (string, error)
 	clear  func(ctx context.Context, id int64) (string, error)
 	notify bool // the cdn serves users' images only
 }
 
 func (s *Service) users() owner {
-	return owner{kind: imageset.Users, set: s.d.Store.SetUserImage, clear: s.d.Store.ClearUserImage, notify: true}
+	return owner{kind: imageset.Users, check: s.d.Store.MayChangeUserImage, set: s.d.Store.SetUserImage,
+		clear: s.d.Store.ClearUserImage, notify: true}
 }
 
 func (s *Service) contributors() owner {
@@ -153,6 +160,11 @@ func (s *Service) RemoveContributorAvatar(ctx context.Context, ref string) error
 }
 
 func (s *Service) update(ctx context.Context, o owner, id int64, encoded string) error {
+	if o.check != nil {
+		if err := o.check(ctx, id); err != nil {
+			return err
+		}
+	}
 	res, err := images.Process(encoded, s.d.Limits)
 	if err != nil {
 		return err

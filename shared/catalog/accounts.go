@@ -17,11 +17,13 @@ type LockRequest struct {
 }
 
 // SessionUser is the user behind a live session, with every permission their roles
-// grant (each once).
+// grant (each once), and when the session began: its sign-in (every session starts
+// with one).
 type SessionUser struct {
 	ID          int64
 	Username    string
 	Permissions []string
+	SignedInAt  time.Time
 }
 
 // UserRole is a role as the user list shows it: a missing description is "".

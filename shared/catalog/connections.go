@@ -55,3 +55,17 @@ type OAuthLogin struct {
 	Username string
 	Created  bool
 }
+
+// LinkRemoved is a provider link that a forced logout removed (or kept).
+type LinkRemoved struct {
+	Provider         string
+	ProviderUsername string
+}
+
+// Logout is what a forced logout did besides revoking the sessions: the provider links
+// of those sessions it removed, and the one it kept as the account's last way to log
+// in (nil when none was kept).
+type Logout struct {
+	Removed []LinkRemoved
+	Kept    *LinkRemoved
+}

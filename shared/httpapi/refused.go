@@ -18,6 +18,10 @@ func WithActor(ctx context.Context, userID int64) context.Context {
 	return context.WithValue(ctx, actorKey{}, userID)
 }
 
+// Refused records a refusal that is not a 403 (an authentication refused for a reason
+// worth attributing) as refused records a 403.
+func Refused(r *http.Request, why string) { refused(r, why) }
+
 // refused records a 403 as an audit record (level AUDIT, action "refused"): the actor
 // (0 when not known yet, as for a cross-site write refused before authentication),
 // the route's pattern, the target's path id (0 when the route has none) and why, so

@@ -56,6 +56,42 @@ var asciiKeys = func() (keys [utf8.RuneSelf]string) {
 	return keys
 }()
 
+// Querier runs a query: a pgx.Tx, a *pgx.Conn or a *pgxpool.Pool.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// SignUpLock is the transaction-scoped advisory lock that the writers of new
+// usernames (a sign-up, an admin's rename) take before they look for a name keyed like
+// theirs, so that each sees the names the others wrote.
+const SignUpLock = `SELECT pg_advisory_xact_lock(hashtextextended('users.signup', 0))`
+
+// TakenByOther reports whether a user other than user except has a username keyed
+// like name: the rule a sign-up's name follows, which an admin's rename follows too.
+// It reads by index the rows whose key is name's, and keys itself the rows whose key
+// is not written yet (none once Fill has run). Call it under SignUpLock.
+func TakenByOther(ctx context.Context, q Querier, name string, except int64) (bool, error) {
+	key := Key(name)
+	rows, _ := q.Query(ctx, `
+		SELECT username, name_key IS NOT NULL FROM users
+		WHERE (name_key = $1 OR name_key IS NULL) AND id <> $2`, key, except)
+	defer rows.Close()
+	for rows.Next() {
+		var username string
+		var keyed bool
+		if err := rows.Scan(&username, &keyed); err != nil {
+			return false, fmt.Errorf("names keyed like %q: %w", name, err)
+		}
+		if keyed || Key(username) == key {
+			return true, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("names keyed like %q: %w", name, err)
+	}
+	return false, nil
+}
+
 // Beginner starts transactions: a *pgx.Conn or a *pgxpool.Pool.
 type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)

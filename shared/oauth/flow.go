@@ -47,6 +47,7 @@ const (
 	ReasonAlreadyLinked       = "already_linked"       // link: the user has that provider linked already
 	ReasonProviderInUse       = "provider_in_use"      // link: the provider account belongs to another user
 	ReasonUnauthorized        = "unauthorized"         // link: refreshToken cookie missing or invalid
+	ReasonLoginRequired       = "login_required"       // link start: the session's sign-in is older than LinkSignInWindow
 	ReasonUnsupportedProvider = "unsupported_provider" // unknown or unconfigured provider
 	ReasonServerError         = "server_error"         // anything unexpected (logged)
 )

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/audit"
@@ -14,8 +15,18 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
+// LinkSignInWindow is how recent the sign-in of the session that starts a link must
+// be. A linked provider logs the account in, so linking is as strong as a password
+// change: a session cookie alone, stolen and replayed for up to its 30 days, must not
+// be enough. The window is the state token's lifetime: a user links a provider right
+// after signing in (the frontend sends them through a login first), and an intruder
+// with a stolen cookie has at most that long after the victim's sign-in.
+const LinkSignInWindow = StateTTL
+
 // handleLinkStart serves GET /auth/oauth/link/{provider}: with a valid refreshToken
-// cookie, 302 to the provider's consent page with a state bound to the user; 400
+// cookie of a session signed in within LinkSignInWindow, 302 to the provider's
+// consent page with a state bound to the user; of an older session, 302 to
+// /settings?link_error=login_required and an audit record of the refusal; 400
 // Unsupported provider, 401 without a valid cookie, 404 when the user is gone.
 func handleLinkStart(f *flows, sessions Sessions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -27,6 +38,13 @@ func handleLinkStart(f *flows, sessions Sessions) http.Handler {
 		user, err := sessions.Authenticate(r)
 		if err != nil {
 			httpapi.Error(w, r, err)
+			return
+		}
+		if age := f.now().Sub(user.SignedInAt); age > LinkSignInWindow {
+			why := fmt.Sprintf("link of %s by session %s signed in %s ago, more than %s", p.Name(), user.SessionID,
+				age.Truncate(time.Second), LinkSignInWindow)
+			httpapi.Refused(r.WithContext(httpapi.WithActor(r.Context(), user.UserID)), why)
+			f.failed(w, r, settingsPage, "link_error", fail(ReasonLoginRequired, errors.New(why)))
 			return
 		}
 		f.begin(w, r, p, catalog.FlowLink, user.UserID)
@@ -69,7 +87,7 @@ func linkCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store,
 	if cerr != nil {
 		return "", cerr
 	}
-	err := store.LinkProvider(r.Context(), user.UserID, acct)
+	err := store.LinkProvider(r.Context(), user.UserID, user.SessionID, acct)
 	switch {
 	case err == nil:
 		audit.RecordBy(r.Context(), user.UserID, "user.link", "user", user.UserID,
@@ -79,7 +97,8 @@ func linkCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store,
 		return "", fail(ReasonProviderInUse, err)
 	case errors.Is(err, catalog.ErrAlreadyLinked):
 		return "", fail(ReasonAlreadyLinked, err)
-	case apperr.CodeOf(err) == apperr.NotFound:
+	case apperr.CodeOf(err) == apperr.NotFound, apperr.CodeOf(err) == apperr.Unauthorized:
+		// The user is gone, or the session was revoked (a forced logout) meanwhile.
 		return "", fail(ReasonUnauthorized, err)
 	}
 	return "", fail(ReasonServerError, err)

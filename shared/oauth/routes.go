@@ -4,7 +4,8 @@
 // /auth/oauth and passes one rate limiter, keyed by the caller's source address.
 //
 // A flow starts at GET /auth/oauth/{provider} (login) or /auth/oauth/link/{provider}
-// (link, with the refreshToken cookie). The start stores a state token in DynamoDB,
+// (link, with the refreshToken cookie of a session signed in within LinkSignInWindow;
+// the link records the session, which a forced logout's revocation undoes). The start stores a state token in DynamoDB,
 // bound to the provider, the flow, the user in the link flow, and the PKCE verifier;
 // it expires after 10 minutes and is consumed once. The browser gets a state cookie
 // (__Host-oauth_state, HttpOnly, Secure, SameSite=Lax, Path=/, 10 minutes; on the
@@ -32,9 +33,10 @@ import (
 type Store interface {
 	// OAuthLogin returns the user the provider account is linked to, or creates one.
 	OAuthLogin(ctx context.Context, acct catalog.ProviderAccount) (catalog.OAuthLogin, error)
-	// LinkProvider links the provider account to the user (apperr.Conflict wrapping
-	// catalog.ErrProviderInUse or catalog.ErrAlreadyLinked when it may not).
-	LinkProvider(ctx context.Context, userID int64, acct catalog.ProviderAccount) error
+	// LinkProvider links the provider account to the user, recording the session
+	// that linked it (apperr.Conflict wrapping catalog.ErrProviderInUse or
+	// catalog.ErrAlreadyLinked when it may not).
+	LinkProvider(ctx context.Context, userID int64, sessionID string, acct catalog.ProviderAccount) error
 	// Connections lists the user's linked provider accounts.
 	Connections(ctx context.Context, userID int64) ([]catalog.Connection, error)
 	// UnlinkProvider removes the user's connection to provider when a login method

@@ -158,7 +158,7 @@ func (db *DB) refreshConnection(ctx context.Context, acct catalog.ProviderAccoun
 // The names are compared by their keys, kept on the users' rows (users.name_key) and
 // written here with the new user, so a sign-up reads only the names keyed like its own.
 func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccount, base string) (catalog.OAuthLogin, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('users.signup', 0))`); err != nil {
+	if _, err := tx.Exec(ctx, namekey.SignUpLock); err != nil {
 		return catalog.OAuthLogin{}, err
 	}
 	name, err := freeUsername(ctx, tx, base)
@@ -196,13 +196,35 @@ func createOAuthUser(ctx context.Context, tx pgx.Tx, acct catalog.ProviderAccoun
 	return row.OAuthLogin, nil
 }
 
-// LinkProvider links the provider account to user userID. The account may not be
-// linked to another user (apperr.Conflict wrapping catalog.ErrProviderInUse), and the
-// user may not have an account of that provider linked already (apperr.Conflict
-// wrapping catalog.ErrAlreadyLinked); an unknown user is apperr.NotFound.
-func (db *DB) LinkProvider(ctx context.Context, userID int64, acct catalog.ProviderAccount) error {
+// LinkProvider links the provider account to user userID, as their session sessionID
+// (a UUID) asks: the link records it, so that a forced logout that revokes the session
+// removes the link (LogoutUser). The account may not be linked to another user
+// (apperr.Conflict wrapping catalog.ErrProviderInUse), and the user may not have an
+// account of that provider linked already (apperr.Conflict wrapping
+// catalog.ErrAlreadyLinked); an unknown user is apperr.NotFound.
+func (db *DB) LinkProvider(ctx context.Context, userID int64, sessionID string, acct catalog.ProviderAccount) error {
 	acct = normalizeAccount(acct)
 	return db.inTx(ctx, func(tx pgx.Tx) error {
+		// The user's row first, shared: a forced logout (LogoutUser, which locks it for
+		// update) either waits for this link and removes it, or has revoked the session
+		// before the next statement looks.
+		var live bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1 FOR SHARE)`, userID).Scan(&live)
+		if err == nil && live {
+			err = tx.QueryRow(ctx, `
+				SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $2::uuid AND user_id = $1
+				               AND revoked_at IS NULL AND expires_at > now())`, userID, sessionID).Scan(&live)
+			if err == nil && !live {
+				return apperr.Wrap(apperr.Unauthorized, apperr.MsgUnauthorized,
+					fmt.Errorf("link by session %s of user %d, which is not live", sessionID, userID))
+			}
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("lock user %d to link %s: %w", userID, acct.Provider, err)
+		case !live:
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		}
 		rows, _ := tx.Query(ctx, `
 			SELECT user_id FROM oauth_connections
 			WHERE provider = $1 AND (provider_user_id = $2 OR user_id = $3)`,
@@ -223,9 +245,9 @@ func (db *DB) LinkProvider(ctx context.Context, userID int64, acct catalog.Provi
 		}
 		_, err = tx.Exec(ctx, `
 			INSERT INTO oauth_connections
-				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			userID, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL)
+				(user_id, provider, provider_user_id, provider_username, provider_email, provider_avatar, linked_session)
+			VALUES ($1, $2, $3, $4, $5, $6, $7::uuid)`,
+			userID, acct.Provider, acct.ProviderUserID, acct.Username, acct.Email, acct.AvatarURL, sessionID)
 		switch {
 		case err == nil:
 			return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/apperr"
@@ -41,6 +42,10 @@ INSERT INTO user_roles (user_id, role_id) VALUES (1, 2), (2, 1);
 INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, provider_email, linked_at) VALUES
 	(1, 'google', 'g-alice', 'Alice', 'alice@example.com', '2025-01-02T03:04:05Z'),
 	(2, 'github', 'gh-bob', 'bob', NULL, '2025-02-03T04:05:06Z');
+INSERT INTO sessions (id, user_id, expires_at, revoked_at) VALUES
+	('`+aliceSession+`', 1, now() + interval '1 day', NULL),
+	('`+aliceRevoked+`', 1, now() + interval '1 day', now()),
+	('`+bobSession+`', 2, now() + interval '1 day', NULL);
 SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['users', 'roles', 'oauth_connections']) AS t;
 `)
 	counter.Reset()
@@ -347,6 +352,13 @@ func TestOAuthLoginConcurrent(t *testing.T) {
 	})
 }
 
+// The fixture's sessions: a link is made by a live session of its user, and records it.
+const (
+	aliceSession = "00000000-0000-4000-8000-0000000000a1"
+	aliceRevoked = "00000000-0000-4000-8000-0000000000a2"
+	bobSession   = "00000000-0000-4000-8000-0000000000b1"
+)
+
 func TestLinkProvider(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
@@ -355,6 +367,7 @@ func TestLinkProvider(t *testing.T) {
 		account catalog.ProviderAccount
 		code    apperr.Code // "" for success
 		is      error
+		session string // "" for the user's live session
 	}{
 		{name: "second provider", user: connAlice, account: catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-alice", Username: "alice-gh", Email: strp("alice@users.example")}},
 		{name: "account of another user", user: connAlice, account: catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-bob", Username: "bob"}, code: apperr.Conflict, is: catalog.ErrProviderInUse},
@@ -362,12 +375,18 @@ func TestLinkProvider(t *testing.T) {
 		{name: "same account again", user: connAlice, account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-alice", Username: "Alice"}, code: apperr.Conflict, is: catalog.ErrAlreadyLinked},
 		{name: "in use wins over already linked", user: connBob, account: catalog.ProviderAccount{Provider: "google", ProviderUserID: "g-alice", Username: "Alice"}, code: apperr.Conflict, is: catalog.ErrProviderInUse},
 		{name: "unknown user", user: 999, account: catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-ghost", Username: "ghost"}, code: apperr.NotFound},
+		{name: "by a revoked session", user: connAlice, session: aliceRevoked, account: catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}, code: apperr.Unauthorized},
+		{name: "by another user's session", user: connAlice, session: bobSession, account: catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}, code: apperr.Unauthorized},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newConnFixture(t)
 			before := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
-			err := f.db.LinkProvider(ctx, tc.user, tc.account)
+			session := map[int64]string{connAlice: aliceSession, connBob: bobSession}[tc.user]
+			if tc.session != "" {
+				session = tc.session
+			}
+			err := f.db.LinkProvider(ctx, tc.user, session, tc.account)
 			after := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
 			if tc.code == "" {
 				if err != nil {
@@ -377,6 +396,10 @@ func TestLinkProvider(t *testing.T) {
 					tc.account.Provider, tc.account.ProviderUserID)
 				if owner != tc.user || after != before+1 {
 					t.Errorf("owner %d (want %d), connections %d -> %d", owner, tc.user, before, after)
+				}
+				if by := connQuery[string](t, f.db, `SELECT linked_session::text FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2`,
+					tc.account.Provider, tc.account.ProviderUserID); by != session {
+					t.Errorf("linked by session %s, want %s", by, session)
 				}
 				return
 			}
@@ -393,7 +416,7 @@ func TestLinkProvider(t *testing.T) {
 func TestConnections(t *testing.T) {
 	ctx := context.Background()
 	f := newConnFixture(t)
-	if err := f.db.LinkProvider(ctx, connAlice, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}); err != nil {
+	if err := f.db.LinkProvider(ctx, connAlice, aliceSession, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -507,5 +530,55 @@ func TestUnlinkConcurrentKeepsOneMethod(t *testing.T) {
 	}
 	if refused != 1 {
 		t.Errorf("%d unlinks refused, want 1", refused)
+	}
+}
+
+// TestLinkDuringLogout: a link whose session a forced logout revokes meanwhile is
+// refused. The logout (here its statements, in a transaction held open) has locked the
+// user's row; the link waits for it, then finds its session revoked. Without the wait,
+// the link would be written by a session the logout had already dealt with, and
+// survive it.
+func TestLinkDuringLogout(t *testing.T) {
+	ctx := context.Background()
+	f := newConnFixture(t)
+	tx, err := f.db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, connAlice); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- f.db.LinkProvider(ctx, connAlice, aliceSession, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-alice", Username: "alice#1"})
+	}()
+	// Until the link waits for the user's row lock.
+	for {
+		var waiting bool
+		if err := f.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the link did not wait for the logout: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, connAlice); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; apperr.CodeOf(err) != apperr.Unauthorized {
+		t.Fatalf("link after the logout: %v, want Unauthorized", err)
+	}
+	if n := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections WHERE provider = 'discord'`); n != 0 {
+		t.Errorf("%d discord links after the logout", n)
 	}
 }

@@ -47,6 +47,24 @@ func (db *DB) UserImage(ctx context.Context, id int64) (string, error) {
 	return ref, nil
 }
 
+// MayChangeUserImage reports, before an upload, what userImage would refuse: an
+// unknown user (apperr.NotFound), or, when ctx carries an admin's principal, a full
+// admin's image changed by someone who is not one (apperr.Forbidden). The write checks
+// again under the access lock, so a change of authority in between is still caught.
+func (db *DB) MayChangeUserImage(ctx context.Context, id int64) error {
+	if _, err := db.UserImage(ctx, id); err != nil {
+		return err
+	}
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	return db.inTx(ctx, func(tx pgx.Tx) error {
+		_, _, err := mayActOn(ctx, tx, id, p.UserID)
+		return err
+	})
+}
+
 // SetUserImage points user id's profile image at ref and returns the reference it
 // replaced ("" for none). Unknown user: apperr.NotFound; the image of a full admin
 // changed by someone who is not one: apperr.Forbidden (see userImage).

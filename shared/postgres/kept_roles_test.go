@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -193,13 +194,13 @@ func TestRoleFullAdminKept(t *testing.T) {
 			`INSERT INTO role_permissions VALUES (1, 90), (30, 90)`,
 			`DELETE FROM permissions WHERE id = 90`,
 		}, "1 30"},
-		{"a new built-in permission by a migration, not yet granted", []string{
+		{"a new built-in permission by a migration: granted to the full-admin roles", []string{
 			`INSERT INTO permissions (name, key) VALUES ('view-series', 'view-series')`,
-		}, ""},
-		{"a new built-in permission by a migration, granted to the admin role", []string{
+		}, "1 30"},
+		{"a new built-in permission by a migration, granted to another role", []string{
 			`INSERT INTO permissions (name, key) VALUES ('view-series', 'view-series')`,
-			`INSERT INTO role_permissions SELECT 1, id FROM permissions WHERE key = 'view-series'`,
-		}, "1"},
+			`INSERT INTO role_permissions SELECT 31, id FROM permissions WHERE key = 'view-series'`,
+		}, "1 30"},
 		{"a built-in permission gone: the role that lacked only it is one", []string{
 			`DELETE FROM permissions WHERE key = 'delete-roles'`,
 		}, "1 30 31"},
@@ -207,7 +208,7 @@ func TestRoleFullAdminKept(t *testing.T) {
 			`INSERT INTO permissions (id, name) VALUES (90, 'view-series')`,
 			`INSERT INTO role_permissions VALUES (30, 90)`,
 			`UPDATE permissions SET key = 'view-series' WHERE id = 90`,
-		}, "30"},
+		}, "1 30"},
 		{"grants moved from a role to another", []string{
 			`UPDATE role_permissions SET role_id = 31 WHERE role_id = 30 AND permission_id = (SELECT id FROM permissions WHERE key = 'delete-roles')`,
 		}, "1 31"},
@@ -226,6 +227,73 @@ func TestRoleFullAdminKept(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("full_admin roles %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestNewBuiltInPermissionKeepsFullAdmins adds built-in permissions as a migration
+// does (an INSERT of permissions rows with a key, or a key given to an added one) and
+// shows that every full admin stays one, with the new permission in their sessions'
+// permissions, while no one else becomes one. Users: 1 (the admin role), 2 (role 30,
+// a copy of it), 3 (role 31, short of delete-roles).
+func TestNewBuiltInPermissionKeepsFullAdmins(t *testing.T) {
+	ctx := context.Background()
+	setup := []string{
+		`INSERT INTO roles (id, name) VALUES (30, 'admin-copy'), (31, 'almost')`,
+		`INSERT INTO role_permissions SELECT 30, id FROM permissions WHERE key IS NOT NULL`,
+		`INSERT INTO role_permissions SELECT 31, id FROM permissions WHERE key IS NOT NULL AND key <> 'delete-roles'`,
+		`DELETE FROM user_roles WHERE user_id IN (2, 3)`,
+		`INSERT INTO user_roles VALUES (2, 30), (3, 31)`,
+	}
+	// fullAdmins lists the users who hold a full-admin role.
+	const fullAdmins = `SELECT coalesce(string_agg(DISTINCT ur.user_id::text, ' '), '') FROM user_roles ur
+		JOIN roles r ON r.id = ur.role_id WHERE r.full_admin`
+	tests := []struct {
+		name string
+		sql  []string
+		keys []string // the new built-in permissions
+	}{
+		{"one", []string{`INSERT INTO permissions (name, description, key) VALUES ('view-series', 'View series', 'view-series')`},
+			[]string{"view-series"}},
+		{"two in one statement", []string{`INSERT INTO permissions (name, key) VALUES ('view-series', 'view-series'), ('edit-series', 'edit-series')`},
+			[]string{"view-series", "edit-series"}},
+		{"and granted to the admin role by the migration as well", []string{
+			`INSERT INTO permissions (name, key) VALUES ('view-series', 'view-series')`,
+			`INSERT INTO role_permissions SELECT r.id, p.id FROM roles r, permissions p
+			 WHERE r.name = 'admin' AND p.key = 'view-series' ON CONFLICT DO NOTHING`,
+		}, []string{"view-series"}},
+		{"an added permission given a key", []string{
+			`INSERT INTO permissions (id, name) VALUES (90, 'view-series')`,
+			`UPDATE permissions SET key = 'view-series' WHERE id = 90`,
+		}, []string{"view-series"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := testenv.NewDemoDB(t)
+			for _, sql := range setup {
+				db.Exec(t, sql)
+			}
+			if got := db.Text(t, fullAdmins); got != "1 2" {
+				t.Fatalf("full admins before %q, want \"1 2\"", got)
+			}
+			for _, sql := range tt.sql {
+				db.Exec(t, sql)
+			}
+			if got := db.Text(t, fullAdmins); got != "1 2" {
+				t.Errorf("full admins after %q, want \"1 2\"", got)
+			}
+			for _, user := range []int64{1, 2, 3} {
+				sid := db.Text(t, `INSERT INTO sessions (user_id, expires_at) VALUES ($1, now() + interval '1 day') RETURNING id::text`, user)
+				u, err := db.SessionUser(ctx, user, sid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range tt.keys {
+					if has := slices.Contains(u.Permissions, k); has != (user != 3) {
+						t.Errorf("user %d holds %s: %v", user, k, has)
+					}
+				}
 			}
 		})
 	}

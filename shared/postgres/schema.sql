@@ -89,11 +89,21 @@ BEGIN
         keyed := true;
     ELSIF TG_OP = 'INSERT' THEN
         keyed := EXISTS (SELECT 1 FROM new_rows WHERE key IS NOT NULL);
+        INSERT INTO role_permissions (role_id, permission_id)
+        SELECT r.id, n.id FROM roles r, new_rows n
+         WHERE r.full_admin AND n.key IS NOT NULL
+         ORDER BY r.id, n.id
+        ON CONFLICT DO NOTHING;
     ELSIF TG_OP = 'DELETE' THEN
         keyed := EXISTS (SELECT 1 FROM old_rows WHERE key IS NOT NULL);
     ELSE
         keyed := EXISTS (SELECT 1 FROM new_rows n FULL JOIN old_rows o ON o.id = n.id
                          WHERE n.key IS DISTINCT FROM o.key);
+        INSERT INTO role_permissions (role_id, permission_id)
+        SELECT r.id, n.id FROM roles r, new_rows n JOIN old_rows o ON o.id = n.id
+         WHERE r.full_admin AND n.key IS NOT NULL AND o.key IS NULL
+         ORDER BY r.id, n.id
+        ON CONFLICT DO NOTHING;
     END IF;
     IF keyed THEN
         UPDATE roles r SET full_admin = role_is_full_admin(r.id)
@@ -540,6 +550,7 @@ CREATE TABLE oauth_connections (
     provider_email text,
     provider_avatar text,
     linked_at timestamp with time zone DEFAULT now() NOT NULL,
+    linked_session uuid,
     CONSTRAINT oauth_connections_provider_check CHECK ((provider = ANY (ARRAY['google'::text, 'discord'::text, 'github'::text])))
 );
 

@@ -40,15 +40,16 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, expiresAt time.Ti
 
 // SessionUser loads, in one query, user userID with the keys of the built-in
 // permissions of all their roles (the immutable identity the code checks, never the
-// editable name), provided sessionID (a UUID) is a live session of theirs. A user that does not
+// editable name), provided sessionID (a UUID) is a live session of theirs, and the
+// session's start (its sign-in). A user that does not
 // exist is apperr.NotFound "User not found"; a session that is unknown, someone
 // else's, revoked or expired is apperr.Unauthorized.
 func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (catalog.SessionUser, error) {
 	rows, _ := db.Pool.Query(ctx, `
 		SELECT u.id, u.username,
-		       EXISTS (SELECT 1 FROM sessions s
-		               WHERE s.id = $2::uuid AND s.user_id = u.id
-		                 AND s.revoked_at IS NULL AND s.expires_at > now()) AS live,
+		       (SELECT s.created_at FROM sessions s
+		        WHERE s.id = $2::uuid AND s.user_id = u.id
+		          AND s.revoked_at IS NULL AND s.expires_at > now()) AS signed_in_at,
 		       coalesce(array_agg(DISTINCT p.key ORDER BY p.key) FILTER (WHERE p.key IS NOT NULL),
 		                '{}') AS permissions
 		FROM users u
@@ -58,17 +59,19 @@ func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (
 		WHERE u.id = $1
 		GROUP BY u.id`, userID, sessionID)
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
-		catalog.SessionUser
-		Live bool
+		ID          int64
+		Username    string
+		Permissions []string
+		SignedInAt  *time.Time // NULL: no live session
 	}])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return catalog.SessionUser{}, apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
 	case err != nil:
 		return catalog.SessionUser{}, fmt.Errorf("load session %s of user %d: %w", sessionID, userID, err)
-	case !row.Live:
+	case row.SignedInAt == nil:
 		return catalog.SessionUser{}, apperr.Wrap(apperr.Unauthorized, apperr.MsgUnauthorized,
 			fmt.Errorf("session %s of user %d is not live", sessionID, userID))
 	}
-	return row.SessionUser, nil
+	return catalog.SessionUser{ID: row.ID, Username: row.Username, Permissions: row.Permissions, SignedInAt: *row.SignedInAt}, nil
 }

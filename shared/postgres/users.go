@@ -168,7 +168,8 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 // one transaction: removed roles go before added ones are granted, and a user left
 // without a role gets the default role. It releases editorID's edit lock of the user
 // and returns what changed. Unknown user: apperr.NotFound; unknown role ids:
-// apperr.Invalid (nothing changes); a username another user has (case-insensitively):
+// apperr.Invalid (nothing changes); a new username that another user's equals up to
+// case, compatibility forms or confusable characters (namekey, the sign-up's rule):
 // apperr.Conflict. An edit that the access rules refuse (see access.go: any edit of a
 // full admin by someone who is not one, the editor's own roles, a role with a
 // permission the editor lacks, the last full admin) is apperr.Forbidden.
@@ -184,6 +185,11 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 		if err != nil {
 			return err
 		}
+		// A rename follows the sign-up's rule (namekey): it takes the sign-ups' lock
+		// before any row lock, as they do, and checks once the row is written.
+		if _, err := tx.Exec(ctx, namekey.SignUpLock); err != nil {
+			return fmt.Errorf("edit user %d: %w", id, err)
+		}
 		err = tx.QueryRow(ctx, `
 			UPDATE users u SET username = $2, age_verified = $3, name_key = $4
 			FROM (SELECT id, username, age_verified FROM users WHERE id = $1 FOR UPDATE) old
@@ -198,6 +204,16 @@ func (db *DB) EditUser(ctx context.Context, id, editorID int64, e catalog.UserEd
 				return apperr.Wrap(apperr.Conflict, MsgUsernameTaken, err)
 			}
 			return fmt.Errorf("update user %d: %w", id, err)
+		}
+		if namekey.Key(res.Before.Username) != namekey.Key(e.Username) {
+			taken, err := namekey.TakenByOther(ctx, tx, e.Username, id)
+			if err != nil {
+				return err
+			}
+			if taken {
+				return apperr.Wrap(apperr.Conflict, MsgUsernameTaken,
+					fmt.Errorf("user %d renamed like another user's name", id))
+			}
 		}
 		res.After = catalog.UserFacts{Username: e.Username, AgeVerified: e.AgeVerified}
 		if err := requireIDs(ctx, tx, "roles", append(e.AddedRoles, e.RemovedRoles...)); err != nil {
@@ -366,29 +382,75 @@ func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (actor, bool, e
 }
 
 // LogoutUser revokes every live session of user id, as actorID asks, so their refresh
-// tokens stop working at once. Unknown user: apperr.NotFound; a full admin logged out
-// by someone who is not one: apperr.Forbidden.
-func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) error {
-	return db.inTx(ctx, func(tx pgx.Tx) error {
+// tokens stop working at once, and removes the provider links those sessions made
+// (LinkProvider), so that whoever held one cannot log in again through a provider it
+// linked; it returns the links removed and the one kept. The account's last way to log
+// in stays: when the user has no password and those links are all they have, the
+// earliest of them is kept. Unlinks of the user wait for it (the user's row is
+// locked, as UnlinkProvider locks it). Unknown user: apperr.NotFound; a full admin
+// logged out by someone who is not one: apperr.Forbidden.
+func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) (catalog.Logout, error) {
+	var out catalog.Logout
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		out = catalog.Logout{}
 		if _, _, err := mayActOn(ctx, tx, id, actorID); err != nil {
 			return err
 		}
-		var found bool
-		err := tx.QueryRow(ctx, `
-			WITH target AS (SELECT id FROM users WHERE id = $1),
-			revoked AS (
+		var hasPassword bool
+		err := tx.QueryRow(ctx, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1 FOR UPDATE`, id).Scan(&hasPassword)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		case err != nil:
+			return fmt.Errorf("log out user %d: %w", id, err)
+		}
+		rows, _ := tx.Query(ctx, `
+			WITH revoked AS (
 				UPDATE sessions SET revoked_at = now()
-				WHERE user_id IN (SELECT id FROM target) AND revoked_at IS NULL
+				WHERE user_id = $1 AND revoked_at IS NULL
+				RETURNING id
 			)
-			SELECT EXISTS (SELECT 1 FROM target)`, id).Scan(&found)
+			SELECT c.id, c.provider, c.provider_username,
+			       c.linked_session IN (SELECT id FROM revoked) AS by_revoked
+			FROM oauth_connections c WHERE c.user_id = $1
+			ORDER BY c.linked_at, c.id`, id)
+		conns, err := pgx.CollectRows(rows, pgx.RowToStructByName[struct {
+			catalog.LinkRemoved
+			ID        int64
+			ByRevoked *bool // NULL: linked at sign-up
+		}])
 		if err != nil {
 			return fmt.Errorf("log out user %d: %w", id, err)
 		}
-		if !found {
-			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		// The links the revoked sessions made go; the earliest of them stays when
+		// nothing else would let the user log in (conns are in link order).
+		var made []int64
+		others := 0
+		for _, c := range conns {
+			if c.ByRevoked != nil && *c.ByRevoked {
+				made = append(made, c.ID)
+				out.Removed = append(out.Removed, c.LinkRemoved)
+			} else {
+				others++
+			}
+		}
+		if !hasPassword && others == 0 && len(made) > 0 {
+			kept := out.Removed[0]
+			out.Kept = &kept
+			made, out.Removed = made[1:], out.Removed[1:]
+		}
+		if len(made) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE id = ANY($1)`, made); err != nil {
+			return fmt.Errorf("remove the links of user %d's revoked sessions: %w", id, err)
 		}
 		return nil
 	})
+	if err != nil {
+		return catalog.Logout{}, err
+	}
+	return out, nil
 }
 
 // UserName returns the username of user id. Unknown: apperr.NotFound.

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -452,7 +453,7 @@ func TestLogoutUser(t *testing.T) {
 	db := acctDB(t, nil)
 	acctExec(t, db, `INSERT INTO sessions (user_id, expires_at) VALUES
 		(2, now() + interval '1 day'), (2, now() + interval '1 day'), (3, now() + interval '1 day')`)
-	if err := db.LogoutUser(ctx, 2, 1); err != nil {
+	if _, err := db.LogoutUser(ctx, 2, 1); err != nil {
 		t.Fatal(err)
 	}
 	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE user_id = 2 AND revoked_at IS NULL`); n != 0 {
@@ -461,7 +462,73 @@ func TestLogoutUser(t *testing.T) {
 	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE user_id = 3 AND revoked_at IS NULL`); n != 1 {
 		t.Errorf("%d live sessions of another user, want 1", n)
 	}
-	acctWant(t, db.LogoutUser(ctx, 999, 1), apperr.NotFound, apperr.MsgUserNotFound)
+	_, err := db.LogoutUser(ctx, 999, 1)
+	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
+}
+
+// TestLogoutRemovesSessionLinks: a forced logout removes the provider links that the
+// sessions it revokes made, and only those, but never the account's last way to log in.
+// Each case gives user 3 (no password unless said) links: made at sign-up (no
+// session), by a live session (revoked by the logout), by a session revoked before.
+func TestLogoutRemovesSessionLinks(t *testing.T) {
+	ctx := context.Background()
+	const live, old = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+	tests := []struct {
+		name     string
+		password bool
+		links    []string // provider:session ("" sign-up, live, old), in link order
+		removed  []string
+		kept     string
+		left     string
+	}{
+		{"the intruder's link goes, the sign-up's stays", false, []string{"google:", "github:live"}, []string{"github"}, "", "google"},
+		{"a link of a session revoked before stays", false, []string{"google:", "discord:old", "github:live"}, []string{"github"}, "", "discord,google"},
+		{"the last way to log in stays: the earliest", false, []string{"github:live", "discord:live"}, []string{"discord"}, "github", "github"},
+		{"with a password every such link goes", true, []string{"github:live", "discord:live"}, []string{"github", "discord"}, "", ""},
+		{"no links", false, nil, nil, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := acctDB(t, nil)
+			acctExec(t, db, `DELETE FROM oauth_connections WHERE user_id = 3`)
+			acctExec(t, db, `INSERT INTO sessions (id, user_id, expires_at, revoked_at) VALUES
+				($1, 3, now() + interval '1 day', NULL), ($2, 3, now() + interval '1 day', now())`, live, old)
+			if tc.password {
+				acctExec(t, db, `UPDATE users SET password_hash = 'x' WHERE id = 3`)
+			}
+			sessions := map[string]any{"": nil, "live": live, "old": old}
+			for i, l := range tc.links {
+				provider, session, _ := strings.Cut(l, ":")
+				acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, linked_at, linked_session)
+					VALUES (3, $1, $1 || '-3', $1 || ' name', now() - make_interval(mins => 10 - $2::int), $3::uuid)`, provider, i, sessions[session])
+			}
+			out, err := db.LogoutUser(ctx, 3, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var removed []string
+			for _, l := range out.Removed {
+				removed = append(removed, l.Provider)
+				if l.ProviderUsername != l.Provider+" name" {
+					t.Errorf("removed %+v: provider username", l)
+				}
+			}
+			kept := ""
+			if out.Kept != nil {
+				kept = out.Kept.Provider
+			}
+			if !slices.Equal(removed, tc.removed) || kept != tc.kept {
+				t.Errorf("removed %v, kept %q; want %v, %q", removed, kept, tc.removed, tc.kept)
+			}
+			var left string
+			if err := db.Pool.QueryRow(ctx, `SELECT coalesce(string_agg(provider, ',' ORDER BY provider), '') FROM oauth_connections WHERE user_id = 3`).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left != tc.left {
+				t.Errorf("links left %q, want %q", left, tc.left)
+			}
+		})
+	}
 }
 
 func TestGrantRole(t *testing.T) {

@@ -75,7 +75,7 @@ func run(ctx context.Context, url string) error {
 // fixture is the ids the steps act on, found in the generated catalog.
 type fixture struct {
 	Client, Publisher, Tag, Contributor, User, Victim, Role, Session int64
-	PublisherSlug, SessionID                                         string
+	PublisherSlug, SessionID, UserSessionID                          string
 }
 
 func (f *fixture) load(ctx context.Context, db *postgres.DB) error {
@@ -102,6 +102,11 @@ func (f *fixture) load(ctx context.Context, db *postgres.DB) error {
 		return err
 	}
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO user_roles SELECT id, $1 FROM users ORDER BY id DESC LIMIT 1000`, f.Role); err != nil {
+		return err
+	}
+	// A session of f.User, the one its links are made by.
+	var err error
+	if f.UserSessionID, err = db.CreateSession(ctx, f.User, time.Now().Add(time.Hour)); err != nil {
 		return err
 	}
 	sid, err := db.CreateSession(ctx, 1, time.Now().Add(time.Hour))
@@ -176,7 +181,7 @@ func (f fixture) steps() []step {
 			return ignore(db.OAuthLogin(ctx, catalog.ProviderAccount{Provider: "github", ProviderUserID: "explain-linked", Username: "Reader", UsernameBase: "reader"}))
 		}),
 		write("GET /auth/oauth/link callback", func(ctx context.Context, db *postgres.DB) error {
-			return db.LinkProvider(ctx, f.User, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "explain-" + time.Now().Format("150405.000"), Username: "x"})
+			return db.LinkProvider(ctx, f.User, f.UserSessionID, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "explain-" + time.Now().Format("150405.000"), Username: "x"})
 		}),
 		write("DELETE /auth/oauth/unlink/{provider}", func(ctx context.Context, db *postgres.DB) error {
 			return db.UnlinkProvider(ctx, f.User, "discord")
@@ -193,7 +198,7 @@ func (f fixture) steps() []step {
 		write("POST /admin-users/edit/{id}", func(ctx context.Context, db *postgres.DB) error {
 			return ignore(db.EditUser(ctx, f.User, 1, catalog.UserEdit{Username: "explain-" + time.Now().Format("150405.000"), AddedRoles: []int64{2}}))
 		}),
-		write("POST /admin-users/logout/{id}", func(ctx context.Context, db *postgres.DB) error { return db.LogoutUser(ctx, f.User, 1) }),
+		write("POST /admin-users/logout/{id}", func(ctx context.Context, db *postgres.DB) error { return ignore(db.LogoutUser(ctx, f.User, 1)) }),
 		write("POST /admin-users/update-image/{id}", func(ctx context.Context, db *postgres.DB) error {
 			return ignore(db.SetUserImage(ctx, f.User, "user/explain"))
 		}),

@@ -191,9 +191,12 @@ export interface paths {
         /**
          * Start linking a provider to the authenticated account
          * @description Stores a state token bound to the provider, the link flow and the cookie's user,
-         *     sets the `__Host-oauth_state` cookie and redirects to the consent page. 400 Unsupported
-         *     provider (checked first), 401 Unauthorized without a valid refreshToken cookie,
-         *     404 User not found when the cookie's user no longer exists.
+         *     sets the `__Host-oauth_state` cookie and redirects to the consent page. Linking
+         *     needs a recent sign-in: when the cookie's session signed in more than 10 minutes
+         *     ago, the redirect is to the frontend's `/settings?link_error=login_required`
+         *     instead (log in again, then link). 400 Unsupported provider (checked first), 401
+         *     Unauthorized without a valid refreshToken cookie (or with more than one), 404
+         *     User not found when the cookie's user no longer exists.
          */
         get: operations["oauthLinkStart"];
         put?: never;
@@ -342,8 +345,10 @@ export interface paths {
          *     changed since the last invalidation, it invalidates /user/avatar/<id>,
          *     /user/avatar/<id>/high and /user/avatar/<id>/scaled in CloudFront. Once it has
          *     answered, no container serves the replaced or removed picture. 200 {"data":"Success","code":200}; 400 when
-         *     the id is blank or not a positive integer; 500 when the invalidation fails. No
-         *     authentication.
+         *     the id is blank or not a positive integer; 500 when the invalidation fails. In
+         *     AWS, API Gateway requires IAM authorization (SigV4, as the stack's
+         *     avatar-change-invoker role) and answers an unsigned call 403; the local stack
+         *     checks nothing.
          */
         post: operations["changeUserAvatar"];
         delete?: never;
@@ -1750,7 +1755,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Redirect to the provider's consent page */
+            /** @description Redirect to the provider's consent page, or to /settings?link_error=login_required */
             302: {
                 headers: {
                     /** @description The target address */

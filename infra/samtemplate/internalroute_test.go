@@ -1,0 +1,93 @@
+package samtemplate_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestAvatarChangeRouteNeedsIAM: as CloudFormation creates the API, the internal route
+// POST /user/avatar/change/{id} requires AWS IAM authorization (SigV4) and no other
+// route has an authorizer; execute-api:Invoke is granted on exactly that route, to
+// one named role and nothing else; admin-users keeps invoking the cdn function
+// directly. Before, the route was open to the internet.
+func TestAvatarChangeRouteNeedsIAM(t *testing.T) {
+	for _, set := range paramSets {
+		t.Run(set, func(t *testing.T) {
+			cfn, _ := transformed(t, set)
+			api := cfn.Resources["HttpApi"]
+			var body struct {
+				Paths      map[string]map[string]map[string]any `json:"paths"`
+				Components struct {
+					SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+				} `json:"components"`
+			}
+			b, _ := json.Marshal(api.Properties["Body"])
+			if err := json.Unmarshal(b, &body); err != nil {
+				t.Fatal(err)
+			}
+			if len(body.Paths) == 0 {
+				t.Fatal("no paths in the API's body")
+			}
+			for path, ops := range body.Paths {
+				for method, op := range ops {
+					if method == "parameters" {
+						continue
+					}
+					sec := fmt.Sprint(op["security"])
+					internal := path == "/user/avatar/change/{id}" && method == "post"
+					if internal && sec != "[map[AWS_IAM:[]]]" {
+						t.Errorf("%s %s: security %s, want AWS_IAM", method, path, sec)
+					}
+					if !internal && op["security"] != nil {
+						t.Errorf("%s %s: security %s, want none", method, path, sec)
+					}
+				}
+			}
+			if got := body.Components.SecuritySchemes["AWS_IAM"]["x-amazon-apigateway-authtype"]; got != "awsSigv4" {
+				t.Errorf("AWS_IAM scheme %v, want awsSigv4", body.Components.SecuritySchemes["AWS_IAM"])
+			}
+
+			var grants []string
+			for id, r := range cfn.Resources {
+				if r.Type != "AWS::IAM::Role" && r.Type != "AWS::IAM::Policy" && r.Type != "AWS::IAM::ManagedPolicy" {
+					continue
+				}
+				doc, _ := json.Marshal(r.Properties)
+				if !strings.Contains(string(doc), "execute-api") {
+					continue
+				}
+				grants = append(grants, id)
+				if r.Type != "AWS::IAM::Role" || r.Properties["RoleName"] == nil {
+					t.Errorf("%s grants execute-api and is not a named role", id)
+				}
+				for _, p := range anyList(r.Properties["Policies"]) {
+					pd, _ := p.(map[string]any)["PolicyDocument"].(map[string]any)
+					for _, st := range anyList(pd["Statement"]) {
+						st := st.(map[string]any)
+						res, _ := json.Marshal(st["Resource"])
+						if fmt.Sprint(st["Action"]) != "execute-api:Invoke" ||
+							!strings.HasSuffix(strings.TrimSuffix(string(res), `"}`), `:${HttpApi}/*/POST/user/avatar/change/*`) {
+							t.Errorf("%s: %v on %s, want execute-api:Invoke on the avatar-change route only", id, st["Action"], res)
+						}
+					}
+				}
+			}
+			if len(grants) != 1 {
+				t.Errorf("roles granting execute-api: %v, want one", grants)
+			}
+
+			sts, _ := statementsOf(t, cfn, "AdminUsersFunction")
+			direct := false
+			for _, st := range sts {
+				if st["Sid"] == "NotifyCdn" && fmt.Sprint(st["Action"]) == "[lambda:InvokeFunction]" {
+					direct = true
+				}
+			}
+			if !direct {
+				t.Errorf("admin-users no longer invokes the cdn function directly: %v", sts)
+			}
+		})
+	}
+}
