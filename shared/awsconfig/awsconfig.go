@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mediacatalog/service/shared/config"
 )
@@ -48,7 +49,7 @@ func ForEndpoint(region, endpoint string, getenv func(string) string) aws.Config
 }
 
 func build(region string, overridden bool, getenv func(string) string) aws.Config {
-	awsCfg := aws.Config{Region: region}
+	awsCfg := aws.Config{Region: region, APIOptions: []func(*middleware.Stack) error{guard()}}
 	id, secret, token := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN")
 	switch {
 	case id != "" && secret != "":
