@@ -19,13 +19,13 @@ import (
 //     counts as a success: the dependency is up.
 //   - OpenFor: while open, every call is refused at once; then one call goes through
 //     as the probe (half-open) and its outcome closes or reopens the breaker. Short, so
-//     that a recovered dependency is used again within about a second.
+//     that a recovered dependency is used again within a second.
 //   - ProbeTimeout: the probe's own deadline. A healthy dependency answers in
 //     milliseconds; a stalled one then holds one request for this long per OpenFor,
 //     not for the budget.
 const (
 	Trips        = 2
-	OpenFor      = time.Second
+	OpenFor      = 500 * time.Millisecond
 	ProbeTimeout = time.Second
 	// minEvidence is the least time a call must have had for its timeout to count
 	// against the dependency: a call left a sliver of the request's budget says nothing.
@@ -59,6 +59,9 @@ func NewBreaker(name string, log *slog.Logger) *Breaker {
 		},
 	})}
 }
+
+// clock is the time of the budget's accounts (the tests set their own).
+var clock = time.Now
 
 var defaultLog = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 
@@ -112,7 +115,7 @@ func (b *Breaker) Begin(ctx context.Context, limit time.Duration) (context.Conte
 // still needs after its round trip.
 func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Context, func(error), context.CancelFunc, error) {
 	req := Of(ctx)
-	now := time.Now()
+	now := clock()
 	d := limit
 	if req != nil {
 		left := req.begin(now)
@@ -144,7 +147,7 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 	report := func(err error) {
 		once.Do(func() {
 			if req != nil {
-				req.end(time.Now())
+				req.end(clock())
 			}
 			switch {
 			case err == nil || errors.Is(err, errNoEvidence):

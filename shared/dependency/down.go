@@ -25,6 +25,12 @@ func Down(err error) bool {
 		s := st.SQLState()
 		return strings.HasPrefix(s, "08") || strings.HasPrefix(s, "57P")
 	}
+	// The AWS SDK's "request send failed": no response came (smithy-go's
+	// RequestSendError says so with this method).
+	var ce interface{ ConnectionError() bool }
+	if errors.As(err, &ce) && ce.ConnectionError() {
+		return true
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return true

@@ -128,13 +128,17 @@ func (d *workDeadline) finish() {
 // Detached returns a context for work that must finish once a request's outcome is
 // decided, such as removing objects nobody points at any more: not cancelled with the
 // request, and ending at the request's grace deadline (fallback from now when ctx
-// carries none, as outside a request). The request's dependency budget does not bound
-// it: a request that spent its budget on a stalled database still removes what it
-// stored.
+// carries none, as outside a request), and at most dependency.Budget from now. The
+// request's own budget does not bound it: a request that spent its budget on a stalled
+// database still removes what it stored.
 func Detached(ctx context.Context, fallback time.Duration) (context.Context, context.CancelFunc) {
-	d := time.Now().Add(fallback)
+	now := time.Now()
+	d := now.Add(fallback)
 	if g, ok := ctx.Value(graceKey{}).(time.Time); ok {
 		d = g
+	}
+	if limit := now.Add(dependency.Budget); limit.Before(d) {
+		d = limit
 	}
 	return context.WithDeadline(dependency.WithoutBudget(context.WithoutCancel(ctx)), d)
 }

@@ -1373,6 +1373,17 @@ export interface components {
                 "application/json": components["schemas"]["Response"];
             };
         };
+        /** @description Service temporarily unavailable: a dependency (the database, the bucket) does not answer, or its circuit breaker is open */
+        DependencyUnavailable: {
+            headers: {
+                /** @description Seconds until the service tries the dependency again */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Response"];
+            };
+        };
         /** @description This service is not handling file uploads. */
         Unavailable: {
             headers: {
@@ -1430,6 +1441,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getTag: {
@@ -1464,6 +1476,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     listPublishers: {
@@ -1498,6 +1511,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getPublisher: {
@@ -1531,6 +1545,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getRandomPublisher: {
@@ -1565,6 +1580,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     listPublications: {
@@ -1601,6 +1617,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     oauthLoginStart: {
@@ -2040,6 +2057,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getUserAvatar: {
@@ -2083,6 +2101,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     changeUserAvatar: {
@@ -2135,6 +2154,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getUser: {
@@ -2163,6 +2183,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     editUser: {
@@ -2298,6 +2319,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getRole: {
@@ -2326,6 +2348,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     editRole: {
@@ -2426,6 +2449,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getPermission: {
@@ -2454,6 +2478,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     editPermission: {
@@ -2555,6 +2580,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getContributor: {
@@ -2583,6 +2609,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     addContributor: {
