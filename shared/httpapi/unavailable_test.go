@@ -65,7 +65,9 @@ func TestDependencyDown(t *testing.T) {
 		{"a read, a call timed out", "GET", callTimesOut, nil, 503, apperr.MsgUnavailable, true},
 		{"a write, breaker open", "POST", callDown, nil, 500, apperr.MsgInternal, true},
 		{"a write with its route's message", "DELETE", callDown,
-			func(err error) error { return apperr.InternalAs(err, "An error occurred while deleting the contributor") },
+			func(err error) error {
+				return apperr.InternalAs(err, "An error occurred while deleting the contributor")
+			},
 			500, "An error occurred while deleting the contributor", true},
 		{"a read, an ordinary failure", "GET", callFails, nil, 500, apperr.MsgInternal, false},
 		{"a read, a 404 after a timeout", "GET", callTimesOut,
