@@ -2036,7 +2036,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    "Cache-Control": "public, max-age=300, s-maxage=86400";
+                    /** @description public, max-age=60 for a picture served while the database cannot confirm it */
+                    "Cache-Control": "public, max-age=300, s-maxage=86400" | "public, max-age=60";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
@@ -2080,7 +2081,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    "Cache-Control": "public, max-age=300, s-maxage=86400";
+                    /** @description public, max-age=60 for a picture served while the database cannot confirm it */
+                    "Cache-Control": "public, max-age=300, s-maxage=86400" | "public, max-age=60";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
