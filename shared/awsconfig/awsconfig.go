@@ -11,7 +11,9 @@
 // variables that chain would read (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL) are
 // read by package config instead. Against such an endpoint override without
 // credentials in the environment, placeholder ones are used, which the local
-// stand-ins do not check.
+// stand-ins do not check. Every operation of the clients made from one configuration
+// goes through its service's circuit breaker and the request's dependency budget
+// (guard.go, shared/dependency).
 package awsconfig
 
 import (
