@@ -1367,6 +1367,8 @@ export interface components {
         /** @description Unexpected failure */
         InternalError: {
             headers: {
+                /** @description When a dependency failed the request (a write keeps its 500): seconds until the service tries it again */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
