@@ -217,7 +217,7 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 // unsatisfiable range be a plain-text 416 beside the Response Model), so the Range
 // header is dropped and the whole image is the answer.
 //
-// A stale picture (load) says that caches may keep it only StaleMaxAge: it may have
+// A stale picture (load) lets caches keep it only a minute: it may have
 // been replaced while the database could not say so.
 func serve(w http.ResponseWriter, r *http.Request, pic *picture, stale bool) {
 	h := w.Header()
