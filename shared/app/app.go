@@ -16,6 +16,7 @@ import (
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/dependency"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
 )
@@ -111,9 +112,10 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 // dbOptions are the pool options of the configuration: DB_MAX_CONNS, and with
 // DB_IAM_AUTH the IAM token and verified TLS of RDS Proxy.
 func (a *App) dbOptions() []postgres.Option {
-	// Each database call's own deadline: a frozen database gets an answer in seconds,
-	// whatever the function's timeout or REQUEST_TIMEOUT.
-	opts := []postgres.Option{postgres.WithCallDeadline(postgres.CallTimeout)}
+	// Each database call's own deadline within the request's budget, and the process's
+	// breaker: a frozen database gets an answer in seconds, whatever the function's
+	// timeout or REQUEST_TIMEOUT, and at once once it is known to be frozen.
+	opts := []postgres.Option{postgres.WithGuard(dependency.NewBreaker("postgres", a.Log), postgres.CallTimeout)}
 	if a.Config.DBMaxConns > 0 {
 		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
 	}

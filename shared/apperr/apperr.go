@@ -33,6 +33,9 @@ const (
 	MsgUserNotFound   = "User not found"
 	MsgNoFileService  = "This service is not handling file uploads."
 	MsgTooManyRequest = "Too many requests, please try again later."
+	// MsgUnavailable is the 503 of a dependency that does not answer (the spec has no
+	// message for it).
+	MsgUnavailable = "Service temporarily unavailable"
 )
 
 // MsgInvalidText is the 400 of text that is not valid UTF-8 or holds a NUL character

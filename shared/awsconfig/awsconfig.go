@@ -11,7 +11,9 @@
 // variables that chain would read (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL) are
 // read by package config instead. Against such an endpoint override without
 // credentials in the environment, placeholder ones are used, which the local
-// stand-ins do not check.
+// stand-ins do not check. Every operation of the clients made from one configuration
+// goes through its service's circuit breaker and the request's dependency budget
+// (guard.go, shared/dependency).
 package awsconfig
 
 import (
@@ -21,6 +23,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mediacatalog/service/shared/config"
 )
@@ -48,7 +51,7 @@ func ForEndpoint(region, endpoint string, getenv func(string) string) aws.Config
 }
 
 func build(region string, overridden bool, getenv func(string) string) aws.Config {
-	awsCfg := aws.Config{Region: region}
+	awsCfg := aws.Config{Region: region, APIOptions: []func(*middleware.Stack) error{guard()}}
 	id, secret, token := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN")
 	switch {
 	case id != "" && secret != "":

@@ -34,8 +34,12 @@ type picture struct {
 	etag        []string // strong, quoted
 }
 
-// cacheControlValue is the Cache-Control value every image response shares.
-var cacheControlValue = []string{cacheControl}
+// cacheControlValue is the Cache-Control value every image response shares;
+// staleCacheControlValue that of a picture served stale (serve).
+var (
+	cacheControlValue      = []string{cacheControl}
+	staleCacheControlValue = []string{"public, max-age=60"}
+)
 
 func newPicture(data []byte, contentType string) *picture {
 	if !strings.HasPrefix(contentType, "image/") {
@@ -104,7 +108,7 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 			httpapi.Error(w, r, userNotFound())
 			return
 		}
-		pic, err := load(r.Context(), reads, files, c, defs, id, res)
+		pic, stale, err := load(r.Context(), reads, files, c, defs, id, res)
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
@@ -113,7 +117,7 @@ func handleAvatar(reads *refReads, files Files, c *cache, defs defaults) http.Ha
 		// log has every request, the line is a large part of this route's cost, and
 		// CloudWatch would bill it on the service's most frequent request. Errors keep it.
 		httpapi.LogErrorsOnly(r)
-		serve(w, r, pic)
+		serve(w, r, pic, stale)
 	})
 }
 
@@ -151,15 +155,26 @@ const loadAttempts = 3
 // NoSuchKey to a reader that may not list the bucket. If the objects of a reference
 // that still stands are missing, the default image is served and the inconsistency
 // logged.
-func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defaults, id int64, res string) (*picture, error) {
+//
+// When the database cannot confirm the reference (a stall, an open breaker), the
+// reference last read, within StaleFor, is followed instead, and the picture is
+// reported stale.
+func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defaults, id int64, res string) (*picture, bool, error) {
 	var last string
+	stale := false
 	for attempt := range loadAttempts {
 		ref, err := reads.userImage(ctx, id, attempt == 0)
 		if err != nil {
-			return nil, err
+			kept, ok := reads.stale(id, err)
+			if !ok {
+				return nil, false, err
+			}
+			httpapi.Logger(ctx).Warn("the database does not confirm the profile image, serving the one last read",
+				"user_id", id, "res", res, "ref", kept, "error", err.Error())
+			ref, stale = kept, true
 		}
 		if ref == "" {
-			return defs[res], nil
+			return defs[res], stale, nil
 		}
 		if ref == last {
 			break
@@ -167,11 +182,11 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 		last = ref
 		key := cacheKey{ref: ref, res: res}
 		if pic, ok := c.get(key); ok {
-			return pic, nil
+			return pic, stale, nil
 		}
 		set, err := imageset.ParseRef(ref)
 		if err != nil {
-			return nil, fmt.Errorf("profile image of user %d: %w", id, err)
+			return nil, false, fmt.Errorf("profile image of user %d: %w", id, err)
 		}
 		obj, err := files.Get(ctx, set.Key(res))
 		if errors.Is(err, imageset.ErrNotFound) || errors.Is(err, imageset.ErrAccessDenied) {
@@ -184,15 +199,15 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("profile image of user %d: %w", id, err)
+			return nil, false, fmt.Errorf("profile image of user %d: %w", id, err)
 		}
 		pic := newPicture(obj.Data, obj.ContentType)
 		c.add(key, pic)
-		return pic, nil
+		return pic, stale, nil
 	}
 	httpapi.Logger(ctx).Error("profile image objects are missing, serving the default image",
 		"user_id", id, "res", res, "ref", last)
-	return defs[res], nil
+	return defs[res], stale, nil
 }
 
 // serve writes pic through http.ServeContent, whose conditional-request logic
@@ -201,10 +216,16 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 // 200 with the whole image, and a small image gains nothing from parts (nor should an
 // unsatisfiable range be a plain-text 416 beside the Response Model), so the Range
 // header is dropped and the whole image is the answer.
-func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
+//
+// A stale picture (load) lets caches keep it only a minute: it may have
+// been replaced while the database could not say so.
+func serve(w http.ResponseWriter, r *http.Request, pic *picture, stale bool) {
 	h := w.Header()
 	h["Etag"] = pic.etag
 	h["Cache-Control"] = cacheControlValue
+	if stale {
+		h["Cache-Control"] = staleCacheControlValue
+	}
 	h["Content-Type"] = pic.contentType
 	if r.Header.Get("Range") != "" {
 		whole := *r
@@ -226,7 +247,7 @@ func serve(w http.ResponseWriter, r *http.Request, pic *picture) {
 // invalidation is tried invalidateAttempts times in all (on top of the client's own
 // retries), then counted (the InvalidationFailures metric), left for the next call to
 // retry, and answered 500 so that the caller logs it. A blank or non-numeric id is 400.
-func handleChange(inv Invalidator, ledger Ledger, delay, settle time.Duration) http.Handler {
+func handleChange(reads *refReads, inv Invalidator, ledger Ledger, delay, settle time.Duration) http.Handler {
 	if delay <= 0 {
 		delay = DefaultRetryDelay
 	}
@@ -236,6 +257,7 @@ func handleChange(inv Invalidator, ledger Ledger, delay, settle time.Duration) h
 			httpapi.Error(w, r, err)
 			return
 		}
+		reads.forget(id)
 		if err := wait(r.Context(), settle); err != nil {
 			httpapi.Error(w, r, fmt.Errorf("change of user %d: %w", id, err))
 			return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/mediacatalog/service/shared/apperr"
 )
 
 // refReads reads users' image references for the avatar route. A reference read is
@@ -22,6 +24,9 @@ type refReads struct {
 	users  Users
 	maxAge time.Duration // 0: every request reads
 	now    func() time.Time
+	// staleFor is how long a read reference may still be served when the database
+	// cannot confirm it (stale); 0: never.
+	staleFor time.Duration
 
 	mu      sync.Mutex
 	slots   map[int64]*refSlot
@@ -90,10 +95,41 @@ func (rr *refReads) userImage(ctx context.Context, id int64, reuse bool) (string
 // monotonic and the wall clock must say so: the monotonic one is immune to clock
 // steps, and the wall clock still advances should a frozen execution environment's
 // monotonic clock not have.
-func (rr *refReads) young(start time.Time) bool {
+func (rr *refReads) young(start time.Time) bool { return rr.within(start, rr.maxAge) }
+
+// within reports whether less than d passed since start, by both clocks (young).
+func (rr *refReads) within(start time.Time, d time.Duration) bool {
 	now := rr.now()
 	wall := now.Round(0).Sub(start.Round(0))
-	return now.Sub(start) < rr.maxAge && wall >= 0 && wall < rr.maxAge
+	return now.Sub(start) < d && wall >= 0 && wall < d
+}
+
+// kept is how long a read is remembered: for reuse, and for stale.
+func (rr *refReads) kept() time.Duration { return max(rr.maxAge, rr.staleFor) }
+
+// stale returns the reference last read for user id when the read that failed with
+// err could not reach the database (an error without a client-facing code: a timeout,
+// an open breaker) and that read started less than staleFor ago. The cdn then serves
+// the picture it holds through a database stall.
+func (rr *refReads) stale(id int64, err error) (string, bool) {
+	if apperr.CodeOf(err) != apperr.Internal {
+		return "", false
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	e, ok := rr.fresh[id]
+	if !ok || !rr.within(e.start, rr.staleFor) {
+		return "", false
+	}
+	return e.ref, true
+}
+
+// forget drops what is remembered of user id: the change call's container serves
+// nothing stale of a changed picture.
+func (rr *refReads) forget(id int64) {
+	rr.mu.Lock()
+	delete(rr.fresh, id)
+	rr.mu.Unlock()
 }
 
 // run queries for call, then starts the pending query, if any, on a goroutine of its
@@ -106,7 +142,7 @@ func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
 	call.ref, call.err = rr.users.UserImage(context.WithoutCancel(call.ctx), id)
 	close(call.done)
 	rr.mu.Lock()
-	if call.err == nil && rr.maxAge > 0 {
+	if call.err == nil && rr.kept() > 0 {
 		rr.fresh[id] = readRef{ref: call.ref, start: start}
 		rr.sweep()
 	}
@@ -121,13 +157,13 @@ func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
 	}
 }
 
-// sweep forgets the reads too old to use, at most once per maxAge.
+// sweep forgets the reads too old to use, at most once per kept.
 func (rr *refReads) sweep() {
-	if rr.young(rr.sweptAt) {
+	if rr.within(rr.sweptAt, rr.kept()) {
 		return
 	}
 	for id, e := range rr.fresh {
-		if !rr.young(e.start) {
+		if !rr.within(e.start, rr.kept()) {
 			delete(rr.fresh, id)
 		}
 	}

@@ -11,7 +11,8 @@
 // bytes), so a hot avatar costs no S3 round trip. A change writes a new reference, and
 // POST /user/avatar/change/{id}, called after the commit, waits RefMaxAge before it
 // has CloudFront drop its copies and answers: from then on no container serves the
-// replaced or removed picture.
+// replaced or removed picture. When the database cannot confirm a reference, the one
+// last read (within StaleFor) is served, with a one-minute Cache-Control.
 package cdn
 
 import (
@@ -27,6 +28,13 @@ import (
 // notice, long enough that a hot avatar costs a query a tenth of a second, not one per
 // request.
 const DefaultRefMaxAge = 100 * time.Millisecond
+
+// DefaultStaleFor is how long a container may serve a user's picture after the
+// reference it followed was last read, when the database cannot confirm it (a stall,
+// its breaker open): long enough to ride out a failover, short enough that a change
+// committed just before a stall is not hidden for long. Such an answer lets caches
+// keep it a minute, not a day. The change call drops its container's copy at once.
+const DefaultStaleFor = 10 * time.Minute
 
 // DefaultRetryDelay is the wait before the first retry of a failed invalidation.
 const DefaultRetryDelay = 250 * time.Millisecond
@@ -74,6 +82,9 @@ type Deps struct {
 	// change call waits (DefaultRefMaxAge when 0; negative: every request reads and
 	// the change call does not wait).
 	RefMaxAge time.Duration
+	// StaleFor is how long a read reference may be served when the database cannot
+	// confirm it (DefaultStaleFor when 0; negative: never).
+	StaleFor time.Duration
 	// Invalidator, when set, is told about each change of a user's picture, once
 	// (CloudFront when CLOUDFRONT_DISTRIBUTION_ID is set); leave it nil otherwise.
 	Invalidator Invalidator
@@ -93,10 +104,18 @@ func Routes(d Deps) []httpapi.Route {
 	case maxAge < 0:
 		maxAge = 0
 	}
-	avatar := handleAvatar(newRefReads(d.Users, maxAge, time.Now), d.Files, newCache(d.CacheBytes), newDefaults())
+	reads := newRefReads(d.Users, maxAge, time.Now)
+	reads.staleFor = d.StaleFor
+	switch {
+	case reads.staleFor == 0:
+		reads.staleFor = DefaultStaleFor
+	case reads.staleFor < 0:
+		reads.staleFor = 0
+	}
+	avatar := handleAvatar(reads, d.Files, newCache(d.CacheBytes), newDefaults())
 	return []httpapi.Route{
 		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
 		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(d.Invalidator, d.Ledger, d.RetryDelay, maxAge)},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(reads, d.Invalidator, d.Ledger, d.RetryDelay, maxAge)},
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/mediacatalog/service/shared/dependency"
 )
 
 // A request's time budget. Its work (queries, AWS calls) ends by the work deadline:
@@ -25,7 +27,7 @@ type graceKey struct{}
 // half-closed connection cancels the request's context in net/http): the request
 // finishes within its deadline, so a write is either committed and answered or rolled
 // back, never cut in the middle (logRequests logs a client that left as such). It ends
-// at the work deadline.
+// at the work deadline; its dependency calls together have dependency.Budget.
 func workContext(st *requestState, parent context.Context, timeout time.Duration, now time.Time) {
 	var deadline time.Time
 	if timeout > 0 {
@@ -35,6 +37,7 @@ func workContext(st *requestState, parent context.Context, timeout time.Duration
 		deadline = d.Add(-LambdaMargin)
 	}
 	st.values = context.WithoutCancel(parent)
+	st.deps.Reset(dependency.Budget)
 	st.at = deadline
 	if !deadline.IsZero() {
 		st.grace = deadline.Add(Grace)
@@ -125,11 +128,17 @@ func (d *workDeadline) finish() {
 // Detached returns a context for work that must finish once a request's outcome is
 // decided, such as removing objects nobody points at any more: not cancelled with the
 // request, and ending at the request's grace deadline (fallback from now when ctx
-// carries none, as outside a request).
+// carries none, as outside a request), and at most dependency.Budget from now. The
+// request's own budget does not bound it: a request that spent its budget on a stalled
+// database still removes what it stored.
 func Detached(ctx context.Context, fallback time.Duration) (context.Context, context.CancelFunc) {
-	d := time.Now().Add(fallback)
+	now := time.Now()
+	d := now.Add(fallback)
 	if g, ok := ctx.Value(graceKey{}).(time.Time); ok {
 		d = g
 	}
-	return context.WithDeadline(context.WithoutCancel(ctx), d)
+	if limit := now.Add(dependency.Budget); limit.Before(d) {
+		d = limit
+	}
+	return context.WithDeadline(dependency.WithoutBudget(context.WithoutCancel(ctx)), d)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/dependency"
 )
 
 type loggerKey struct{}
@@ -175,6 +176,7 @@ type requestState struct {
 	workDeadline
 	logger requestLogger
 	writer statusWriter
+	deps   dependency.Request // the time budget of its dependency calls (deadline.go)
 }
 
 func (s *requestState) Value(key any) any {
@@ -185,6 +187,8 @@ func (s *requestState) Value(key any) any {
 		if !s.grace.IsZero() {
 			return s.grace
 		}
+	case dependency.RequestKey:
+		return &s.deps
 	}
 	return s.values.Value(key)
 }

@@ -70,6 +70,9 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		e = apperr.Wrap(apperr.Internal, apperr.MsgInternal, err)
 	}
 	status := e.Code.Status()
+	if status >= 500 && dependencyDown(w, r, e, err) {
+		return
+	}
 	if status >= 500 && errors.Is(err, context.Canceled) {
 		// Cancelled from outside, not failed: the client went away (the handlers'
 		// contexts outlive a disconnect, see workContext, so this is a caller that

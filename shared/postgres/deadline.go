@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mediacatalog/service/shared/dependency"
 )
 
 // WithCallDeadline gives each database call (query, exec, batch, copy, prepare; a
@@ -15,31 +17,82 @@ import (
 // waits as long as its request: under Lambda up to the function's timeout, when Lambda
 // kills the request instead of answering. With this deadline pgx gives up on the
 // connection (and closes it) after d, and the request answers with a Response Model.
-// The service's functions use CallTimeout (shared/app); bulk tools do not set it.
-func WithCallDeadline(d time.Duration) Option {
+// Bulk tools do not set it.
+func WithCallDeadline(d time.Duration) Option { return WithGuard(nil, d) }
+
+// WithGuard is WithCallDeadline with the calls, and the pool's connection acquisitions,
+// going through breaker b (dependency.Breaker.Begin): each call is bounded by what is
+// left of its request's budget as well, and once the database is known not to answer,
+// a call is refused at once (its context cancelled before it starts). The service's
+// functions use it with CallTimeout (shared/app).
+func WithGuard(b *dependency.Breaker, d time.Duration) Option {
 	return func(c *pgxpool.Config) {
-		c.ConnConfig.Tracer = &callDeadline{d: d, inner: c.ConnConfig.Tracer}
+		c.ConnConfig.Tracer = &callDeadline{d: d, breaker: b, inner: c.ConnConfig.Tracer}
 	}
 }
 
 // callDeadline is a pgx tracer whose start hooks return the call's context with the
 // deadline (pgx runs the call with the context its tracer returns) and whose end hooks
-// release it. It forwards to the tracer installed before it (WithTracer).
+// release it and report the outcome to the breaker. It forwards to the tracer installed
+// before it (WithTracer).
 type callDeadline struct {
-	d     time.Duration
-	inner pgx.QueryTracer
+	d       time.Duration
+	breaker *dependency.Breaker // nil: the deadline alone
+	inner   pgx.QueryTracer
 }
 
-type cancelKey struct{}
+type endKey struct{}
 
+// start begins a call. A call the breaker refuses gets a context cancelled already, so
+// that pgx fails it before it sends anything.
 func (t *callDeadline) start(ctx context.Context) context.Context {
-	ctx, cancel := context.WithTimeout(ctx, t.d)
-	return context.WithValue(ctx, cancelKey{}, cancel)
+	if t.breaker == nil {
+		ctx, cancel := context.WithTimeout(ctx, t.d)
+		return context.WithValue(ctx, endKey{}, func(error) { cancel() })
+	}
+	if _, ok := ctx.Value(endKey{}).(func(error)); ok {
+		// Within a call already begun (the prepare of a query's statement): that call's
+		// deadline and outcome are this one's.
+		return context.WithValue(ctx, endKey{}, nested)
+	}
+	callCtx, end, err := t.breaker.Begin(ctx, t.d)
+	if err != nil {
+		refused, cancel := context.WithCancel(ctx)
+		cancel()
+		return refused
+	}
+	return context.WithValue(callCtx, endKey{}, end)
 }
 
-func end(ctx context.Context) {
-	if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
-		cancel()
+func nested(error) {}
+
+func end(ctx context.Context, err error) {
+	if end, ok := ctx.Value(endKey{}).(func(error)); ok {
+		end(err)
+	}
+}
+
+// TraceAcquireStart makes taking a connection from the pool (and connecting, when the
+// pool has none idle) a call of its own: the first thing of every pool call and
+// transaction, so a refused one waits for nothing.
+func (t *callDeadline) TraceAcquireStart(ctx context.Context, p *pgxpool.Pool, data pgxpool.TraceAcquireStartData) context.Context {
+	if at, ok := t.inner.(pgxpool.AcquireTracer); ok {
+		ctx = at.TraceAcquireStart(ctx, p, data)
+	}
+	return t.start(ctx)
+}
+
+// TraceAcquireEnd ends it. A connection handed out says nothing of the server's health
+// (an idle one is handed out without a round trip); one not got says it is down when
+// the error does (dependency.Down).
+func (t *callDeadline) TraceAcquireEnd(ctx context.Context, p *pgxpool.Pool, data pgxpool.TraceAcquireEndData) {
+	if data.Err == nil {
+		end(ctx, dependency.NoEvidence)
+	} else {
+		end(ctx, data.Err)
+	}
+	if at, ok := t.inner.(pgxpool.AcquireTracer); ok {
+		at.TraceAcquireEnd(ctx, p, data)
 	}
 }
 
@@ -51,7 +104,7 @@ func (t *callDeadline) TraceQueryStart(ctx context.Context, c *pgx.Conn, data pg
 }
 
 func (t *callDeadline) TraceQueryEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceQueryEndData) {
-	end(ctx)
+	end(ctx, data.Err)
 	if t.inner != nil {
 		t.inner.TraceQueryEnd(ctx, c, data)
 	}
@@ -71,7 +124,7 @@ func (t *callDeadline) TraceBatchQuery(ctx context.Context, c *pgx.Conn, data pg
 }
 
 func (t *callDeadline) TraceBatchEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceBatchEndData) {
-	end(ctx)
+	end(ctx, data.Err)
 	if bt, ok := t.inner.(pgx.BatchTracer); ok {
 		bt.TraceBatchEnd(ctx, c, data)
 	}
@@ -85,7 +138,7 @@ func (t *callDeadline) TraceCopyFromStart(ctx context.Context, c *pgx.Conn, data
 }
 
 func (t *callDeadline) TraceCopyFromEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceCopyFromEndData) {
-	end(ctx)
+	end(ctx, data.Err)
 	if ct, ok := t.inner.(pgx.CopyFromTracer); ok {
 		ct.TraceCopyFromEnd(ctx, c, data)
 	}
@@ -99,7 +152,7 @@ func (t *callDeadline) TracePrepareStart(ctx context.Context, c *pgx.Conn, data 
 }
 
 func (t *callDeadline) TracePrepareEnd(ctx context.Context, c *pgx.Conn, data pgx.TracePrepareEndData) {
-	end(ctx)
+	end(ctx, data.Err)
 	if pt, ok := t.inner.(pgx.PrepareTracer); ok {
 		pt.TracePrepareEnd(ctx, c, data)
 	}

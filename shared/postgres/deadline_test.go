@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/tcpfreeze"
 	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/dependency"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
@@ -83,4 +84,58 @@ func TestCallDeadline(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestGuard: through WithGuard, SQL errors (the server answered) leave the breaker
+// closed; calls to a frozen server time out and open it after dependency.Trips of
+// them, and a call is then refused before it is sent; after the thaw, the probe closes
+// it again. The stall's calls count against the request's budget, not the breaker.
+func TestGuard(t *testing.T) {
+	ctx := context.Background()
+	plain := testenv.NewDB(t)
+	u, err := url.Parse(plain.URL)
+	if err != nil || u.Host == "" {
+		t.Skipf("the test database is not reached over TCP (%s): nothing to relay", plain.URL)
+	}
+	f := tcpfreeze.New(t, u.Host)
+	u.Host = f.Addr()
+	b := dependency.NewBreaker("postgres-guard", nil)
+	db, err := postgres.Open(ctx, u.String(), postgres.WithGuard(b, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	query := func() error { var n int; return db.Pool.QueryRow(ctx, `SELECT 1`).Scan(&n) }
+
+	for range 2 * dependency.Trips {
+		if _, err := db.Pool.Exec(ctx, `SELECT no_such_column FROM users`); err == nil {
+			t.Fatal("a bad statement succeeded")
+		}
+	}
+	if err := query(); err != nil {
+		t.Fatal(err)
+	}
+	if b.State() != "closed" {
+		t.Fatalf("SQL errors opened the breaker: %s", b.State())
+	}
+	f.Freeze(true)
+	for i := range dependency.Trips {
+		if err := query(); !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+			t.Fatalf("frozen call %d: %v, want the call's deadline", i, err)
+		}
+	}
+	if b.State() != "open" {
+		t.Fatalf("after %d timeouts the breaker is %s", dependency.Trips, b.State())
+	}
+	if err := query(); !errors.Is(err, context.Canceled) {
+		t.Errorf("a call with the breaker open: %v, want it refused (cancelled before it is sent)", err)
+	}
+	f.Freeze(false)
+	time.Sleep(dependency.OpenFor + 100*time.Millisecond) // the open period, not a measurement
+	if err := query(); err != nil {
+		t.Errorf("the probe after the thaw: %v", err)
+	}
+	if b.State() != "closed" {
+		t.Errorf("after the probe the breaker is %s", b.State())
+	}
 }

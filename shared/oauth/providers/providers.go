@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/endpoints"
+
+	"github.com/mediacatalog/service/shared/dependency"
 )
 
 // Provider names, as used in paths (/auth/oauth/{provider}) and in the
@@ -178,7 +180,7 @@ func New(name string, creds Credentials, ep Endpoints, client *http.Client) (Pro
 			return nil, fmt.Errorf("oauth provider %s: %s: %w", name, u.field, err)
 		}
 	}
-	api := bounded(client)
+	api := guarded(bounded(client), name)
 	return &provider{
 		name: name,
 		cfg: oauth2.Config{
@@ -418,6 +420,15 @@ func bounded(client *http.Client) *http.Client {
 	}
 	c := *client
 	c.Timeout = DefaultTimeout
+	return &c
+}
+
+// guarded returns a copy of client whose requests go through the provider's breaker
+// (one per provider and process): a provider that stops answering fails the logins at
+// once, not each after its timeout.
+func guarded(client *http.Client, name string) *http.Client {
+	c := *client
+	c.Transport = &dependency.Transport{Base: client.Transport, Breaker: dependency.NewBreaker("oauth-"+name, nil)}
 	return &c
 }
 

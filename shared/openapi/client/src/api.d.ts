@@ -1372,6 +1372,19 @@ export interface components {
         /** @description Unexpected failure */
         InternalError: {
             headers: {
+                /** @description When a dependency failed the request (a write keeps its 500): seconds until the service tries it again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Response"];
+            };
+        };
+        /** @description Service temporarily unavailable: a dependency (the database, the bucket) does not answer, or its circuit breaker is open */
+        DependencyUnavailable: {
+            headers: {
+                /** @description Seconds until the service tries the dependency again */
+                "Retry-After": number;
                 [name: string]: unknown;
             };
             content: {
@@ -1435,6 +1448,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getTag: {
@@ -1469,6 +1483,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     listPublishers: {
@@ -1503,6 +1518,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getPublisher: {
@@ -1536,6 +1552,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getRandomPublisher: {
@@ -1570,6 +1587,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     listPublications: {
@@ -1606,6 +1624,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     oauthLoginStart: {
@@ -2024,7 +2043,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    "Cache-Control": "public, max-age=300, s-maxage=86400";
+                    /** @description public, max-age=60 for a picture served while the database cannot confirm it */
+                    "Cache-Control": "public, max-age=300, s-maxage=86400" | "public, max-age=60";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
@@ -2045,6 +2065,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getUserAvatar: {
@@ -2067,7 +2088,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    "Cache-Control": "public, max-age=300, s-maxage=86400";
+                    /** @description public, max-age=60 for a picture served while the database cannot confirm it */
+                    "Cache-Control": "public, max-age=300, s-maxage=86400" | "public, max-age=60";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
@@ -2088,6 +2110,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     changeUserAvatar: {
@@ -2140,6 +2163,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getUser: {
@@ -2168,6 +2192,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     editUser: {
@@ -2303,6 +2328,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getRole: {
@@ -2331,6 +2357,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     editRole: {
@@ -2431,6 +2458,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getPermission: {
@@ -2459,6 +2487,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     editPermission: {
@@ -2560,6 +2589,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     getContributor: {
@@ -2588,6 +2618,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DependencyUnavailable"];
         };
     };
     addContributor: {
