@@ -186,8 +186,12 @@ token: ## print a refreshToken cookie value for the user USER_ID against the loc
 		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
-# A parameter of ENV's parameter_overrides in samconfig.toml.
-samconfig = $(shell python3 -c 'import sys, tomllib; o = tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]; print(dict(x.split("=", 1) for x in o).get(sys.argv[2], ""))' $(ENV) $(1) 2>/dev/null)
+# The environments (another file of the same shape for tests and make redeploy), read as
+# SAM CLI reads them (infra/scripts/samconfig.py).
+SAMCONFIG    ?= samconfig.toml
+SAMCONFIG_PY := python3 infra/scripts/samconfig.py $(SAMCONFIG)
+# A parameter of ENV's parameter_overrides.
+samconfig = $(shell $(SAMCONFIG_PY) get $(ENV) $(1) 2>/dev/null)
 
 # The roles and their passwords come from the proxy's login secrets, by the ARNs of
 # ENV in samconfig.toml (or DB_WRITER_SECRET_ARN, DB_READER_SECRET_ARN, DB_CDN_SECRET_ARN).
@@ -203,26 +207,29 @@ grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin o
 	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
 	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
-# ENV's parameter_overrides as shell words (sam deploy --parameter-overrides replaces
-# the file's list, so make deploy passes all of it with the Release).
-samconfig_overrides = $(shell python3 -c 'import sys, shlex, tomllib; print(" ".join(shlex.quote(x) for x in tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]))' $(ENV))
-# The release: a hash of the commit, the uncommitted changes and ENV's parameters, so
-# that any change publishes a version of every function (template.yaml, Release) and
-# deploying the same thing twice is an empty change set.
-# RELEASE_SALT=<anything new> forces a release of the same code and parameters, e.g.
-# for the functions to read a rotated secret (they read secrets when they start).
-RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; echo $(call samconfig_overrides) $(RELEASE_SALT); } | sha256sum | cut -c1-10)
+# The release: a hash of the commit, the uncommitted changes (untracked files included),
+# ENV's parameters and RELEASE_SALT, so that any change publishes a version of every
+# function (template.yaml, Release) and deploying the same thing twice is an empty
+# change set. RELEASE_SALT=<anything new> forces a release of the same code and
+# parameters, e.g. for the functions to read a rotated secret (they read secrets when
+# they start).
+RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; git ls-files -z --others --exclude-standard | xargs -0 -r sha256sum; \
+	$(SAMCONFIG_PY) params $(ENV); echo '$(RELEASE_SALT)'; } | sha256sum | cut -c1-10)
 # CONFIRM_CHANGESET=false (CI) deploys without asking.
 CONFIRM_CHANGESET ?= true
-STACK = $(shell python3 -c 'import sys, tomllib; print(tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["global"]["parameters"]["stack_name"])' $(ENV))
+STACK = $(shell $(SAMCONFIG_PY) stack $(ENV))
 
+# sam deploy --parameter-overrides replaces the file's list, so make deploy passes all of
+# ENV's parameters with the Release, one word each as SAM CLI's parser reads them (an
+# empty value quoted); samconfig.py refuses placeholders before anything is built.
 deploy: lint ## the lint gate, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
-	@! grep -A80 '^\[$(ENV)\.deploy\.parameters\]' samconfig.toml | sed -n '/^parameter_overrides/,/^\]/p' | grep -q '=<' || { \
-		echo "samconfig.toml: [$(ENV).deploy.parameters] still has <...> placeholders (docs/operations.md, First deploy)" >&2; exit 2; }
-	sam build --config-env $(ENV)
-	sam deploy --config-env $(ENV) --no-fail-on-empty-changeset \
+	@$(SAMCONFIG_PY) overrides $(ENV) >/dev/null
+	sam build --config-env $(ENV) --config-file $(SAMCONFIG)
+	@set -e; words=$$($(SAMCONFIG_PY) overrides $(ENV)); mapfile -t words <<<"$$words"; \
+	cmd=(sam deploy --config-env $(ENV) --config-file $(SAMCONFIG) --no-fail-on-empty-changeset \
 		$(if $(filter false no 0,$(CONFIRM_CHANGESET)),--no-confirm-changeset,--confirm-changeset) \
-		--parameter-overrides $(call samconfig_overrides) Release=$(RELEASE)
+		--parameter-overrides "$${words[@]}" Release=$(RELEASE)); \
+	echo "$${cmd[*]@Q}"; "$${cmd[@]}"
 
 # Every function's live alias back to the previous release's version, in seconds: no
 # build, no CloudFormation, no canary. An interrupted run resumes its plan

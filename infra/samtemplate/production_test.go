@@ -536,14 +536,14 @@ func TestSamconfig(t *testing.T) {
 			if !strings.Contains(b[2], "fail_on_empty_changeset = false") {
 				t.Error("an empty change set fails the deploy")
 			}
-			set := map[string]string{}
-			for _, m := range regexp.MustCompile(`"(\w+)=([^"]*)"`).FindAllStringSubmatch(b[3], -1) {
-				if _, dup := set[m[1]]; dup {
-					t.Errorf("sets %s twice", m[1])
-				}
-				set[m[1]] = m[2]
-				if samtemplate.Get(params, m[1]) == nil {
-					t.Errorf("sets %s, which the template does not have", m[1])
+			// As SAM CLI reads the list (sam deploy --config-env reads it itself).
+			set := samconfigParams(t, repoFile("samconfig.toml"), env)
+			if n := len(regexp.MustCompile(`(?m)^  ["'](\w+)=`).FindAllString(b[3], -1)); n != len(set) {
+				t.Errorf("%d items, %d parameters: one is set twice", n, len(set))
+			}
+			for k := range set {
+				if samtemplate.Get(params, k) == nil {
+					t.Errorf("sets %s, which the template does not have", k)
 				}
 			}
 			for i := 0; i+1 < len(params.Content); i += 2 {
@@ -588,6 +588,29 @@ func TestSamconfig(t *testing.T) {
 	}
 }
 
+// samconfigParams is an environment's parameter_overrides as SAM CLI parses them
+// (infra/scripts/samconfig.py: its parser, ported from SAM CLI).
+func samconfigParams(t *testing.T, file, env string) map[string]string {
+	t.Helper()
+	out, err := exec.Command("python3", repoFile("infra/scripts/samconfig.py"), file, "params", env).Output()
+	if err != nil {
+		t.Fatalf("samconfig.py params %s: %v\n%s", env, err, stderrOf(err))
+	}
+	var m map[string]string
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// stderrOf is what a failed command wrote to stderr.
+func stderrOf(err error) string {
+	if e, ok := err.(*exec.ExitError); ok {
+		return string(e.Stderr)
+	}
+	return ""
+}
+
 // paramsOf reads a parameter set of testdata.
 func paramsOf(t *testing.T, set string) map[string]string {
 	t.Helper()
@@ -613,8 +636,8 @@ func makeOut(t *testing.T, args ...string) (string, error) {
 
 // TestDeployTargets: make deploy runs the lint gate before building, refuses an
 // environment with placeholders left, can run unattended, takes an empty change set
-// as no error and passes every parameter of the environment with the release (a hash
-// that changes with RELEASE_SALT); make rollback builds and deploys nothing.
+// as no error and passes the release (a hash that changes with RELEASE_SALT); make
+// rollback builds nothing. (The words each target passes: TestOperatorCommands.)
 func TestDeployTargets(t *testing.T) {
 	plan, err := makeOut(t, "-n", "deploy", "ENV=prod", "CONFIRM_CHANGESET=false")
 	if err != nil {
@@ -624,7 +647,7 @@ func TestDeployTargets(t *testing.T) {
 	if lint < 0 || build < 0 || lint > build {
 		t.Errorf("the lint gate does not come before sam build:\n%s", plan)
 	}
-	for _, want := range []string{"--no-confirm-changeset", "--no-fail-on-empty-changeset", "LogRetentionDays=90", "PublishersConcurrency=100"} {
+	for _, want := range []string{"--no-confirm-changeset", "--no-fail-on-empty-changeset"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("make deploy lacks %s:\n%s", want, plan)
 		}
