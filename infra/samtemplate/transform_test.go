@@ -414,10 +414,12 @@ func TestTransformedAlias(t *testing.T) {
 				if ms == nil {
 					continue
 				}
+				dims := map[string]string{}
 				for _, d := range ms["Metric"].(map[string]any)["Dimensions"].([]any) {
-					if d.(map[string]any)["Name"] == "Route" {
-						watched = append(watched, fmt.Sprint(d.(map[string]any)["Value"]))
-					}
+					dims[fmt.Sprint(d.(map[string]any)["Name"])] = fmt.Sprint(d.(map[string]any)["Value"])
+				}
+				if dims["Method"] != "" {
+					watched = append(watched, dims["Method"]+" "+dims["Resource"])
 				}
 			}
 			sort.Strings(watched)
