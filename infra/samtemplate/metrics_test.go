@@ -38,7 +38,7 @@ var published = map[string]map[string][][]string{
 		"SystemErrors":        {{"Operation", "TableName"}},
 		"WriteThrottleEvents": {{"TableName"}, {"GlobalSecondaryIndexName", "TableName"}},
 	},
-	"AWS/RDS":    {"": {{"ProxyName"}, {"EndpointName", "ProxyName"}, {"ProxyName", "Target", "TargetGroup"}, {"ProxyName", "TargetGroup", "TargetRole"}}},
+	"AWS/RDS":      {"": {{"ProxyName"}, {"EndpointName", "ProxyName"}, {"ProxyName", "Target", "TargetGroup"}, {"ProxyName", "TargetGroup", "TargetRole"}}},
 	"MediaCatalog": {"InvalidationFailures": {{cdn.MetricDimension}}},
 }
 

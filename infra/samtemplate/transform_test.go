@@ -604,3 +604,23 @@ func runViewerRequest(t *testing.T, code, node, uri string) []byte {
 	}
 	return out
 }
+
+// TestReleaseIsConfiguration: every function's environment carries the release, so a
+// release that changes neither code nor any of the function's other settings (a
+// parameter of the alarms only, or RELEASE_SALT after a secret's rotation) is a change
+// of configuration, which Lambda publishes as a new version (PublishVersion publishes
+// nothing when code and configuration are unchanged, and CloudFormation's version
+// resource then fails); a new version runs in new containers, which read the secrets
+// when they start.
+func TestReleaseIsConfiguration(t *testing.T) {
+	for _, set := range paramSets {
+		cfn, _ := transformed(t, set)
+		for name, id := range lambdas(t, cfn) {
+			env, _ := cfn.Resources[id].Properties["Environment"].(map[string]any)
+			vars, _ := env["Variables"].(map[string]any)
+			if got := fmt.Sprint(vars["RELEASE"]); got != "map[Ref:Release]" {
+				t.Errorf("%s %s: RELEASE is %s, want the Release parameter", set, name, got)
+			}
+		}
+	}
+}
