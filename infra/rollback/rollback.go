@@ -157,6 +157,12 @@ func Record(ctx context.Context, l Lambda, alias string, functions []string, com
 			return err
 		}
 		exists := h != nil
+		// The same commit deployed again (make rollback's deploy of the release it
+		// went back to) replaces the newest entry: going back from it to the same code
+		// would be no rollback.
+		if len(h) > 0 && h[0].Commit == commit {
+			h = h[1:]
+		}
 		kept := []Entry{{v, commit}}
 		for _, e := range h {
 			if e.Version != v {

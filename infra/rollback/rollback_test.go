@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,26 +19,6 @@ import (
 	"github.com/mediacatalog/service/infra/rollback"
 	"github.com/mediacatalog/service/shared/awsconfig"
 )
-
-// role creates the functions' role in moto's IAM (Lambda there refuses a role it does
-// not know), with IAM's Query API, which has no client in this module.
-func role(t *testing.T, url string) {
-	t.Helper()
-	form := neturl.Values{"Action": {"CreateRole"}, "Version": {"2010-05-08"}, "RoleName": {"lambda"},
-		"AssumeRolePolicyDocument": {`{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}`}}
-	req, _ := http.NewRequest("POST", url, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	// moto picks the service from the credential scope.
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("create role: %s", resp.Status)
-	}
-}
 
 // client is a Lambda client of the moto server at url.
 func client(url string) *lambda.Client {
@@ -140,11 +118,12 @@ func (f *failing) UpdateAlias(ctx context.Context, in *lambda.UpdateAliasInput, 
 // never recorded) is passed over; an interrupted run, run again, finishes its plan
 // rather than going a release further back; a second rollback goes one more back, and
 // past the first recorded release it is refused; a live version nobody recorded, a
-// deployment in progress and functions whose histories disagree are refused.
+// deployment in progress and functions whose histories disagree are refused; the
+// deploy of the commit a rollback went back to takes that commit's place.
 func TestRollback(t *testing.T) {
 	ctx := context.Background()
 	url := motoserver.Start(t)
-	role(t, url)
+	motoserver.LambdaRole(t, url)
 	l := client(url)
 	fns := []string{"s-a", "s-b", "s-c"}
 	var log strings.Builder
@@ -241,5 +220,12 @@ func TestRollback(t *testing.T) {
 	}
 	if err := rollback.Record(ctx, l, "live", []string{"s-b"}, "c9", &log); !errors.Is(err, rollback.ErrCanaryInProgress) {
 		t.Errorf("record during a canary: %v", err)
+	}
+	// make rollback's own deploy of the commit it went back to (a new version of the
+	// same code) takes that release's place: the next rollback goes to an older commit.
+	publish(t, l, "s-a", "r7")
+	setLive(t, l, "s-a", "5")
+	if err := rollback.Record(ctx, l, "live", []string{"s-a"}, "c1", &log); err != nil || history(t, l, "s-a") != "5:c1" {
+		t.Errorf("the same commit recorded again: %v, history %q, want 5:c1", err, history(t, l, "s-a"))
 	}
 }

@@ -3,12 +3,16 @@
 
 Usage (python3.11; FILE is samconfig.toml or another file of its shape):
   samconfig.py FILE stack ENV      the environment's stack name
+  samconfig.py FILE region ENV     the environment's region (sam deploy's)
   samconfig.py FILE get ENV KEY    one parameter's value ("" when not set)
   samconfig.py FILE params ENV     the environment's parameters as a JSON object
-  samconfig.py FILE overrides ENV  the environment's parameters, one
+  samconfig.py FILE overrides ENV [--template T] [--set K=V ...]
+                                   the environment's parameters, one
                                    --parameter-overrides word a line; exit 2 when a value
                                    is still a <...> placeholder or cannot be written so
-                                   that SAM CLI reads it back unchanged
+                                   that SAM CLI reads it back unchanged. --template keeps
+                                   the parameters template T declares (an older release's,
+                                   for make redeploy); --set replaces a value.
   samconfig.py parse               a JSON list of words on stdin; prints the JSON object
                                    SAM CLI makes of them, exit 1 when it refuses one
 
@@ -100,6 +104,23 @@ def parameters(path, env):
         raise Refused(f"{path}: [{env}.deploy.parameters] parameter_overrides: {e} for sam (write an empty value as Key=\"\")")
 
 
+def template_parameters(path):
+    """The parameter names a template declares: the keys of its top-level Parameters
+    mapping (read by indentation: the template's short tags are no plain YAML)."""
+    names, inside = set(), False
+    with open(path) as f:
+        for line in f:
+            if re.match(r"\S", line):
+                inside = line.startswith("Parameters:")
+            elif inside:
+                m = re.match(r"  (\w+):\s*$", line)
+                if m:
+                    names.add(m.group(1))
+    if not names:
+        raise Refused(f"{path}: no Parameters")
+    return names
+
+
 def main(argv):
     if argv[1:2] == ["parse"]:
         try:
@@ -115,12 +136,27 @@ def main(argv):
     try:
         if what == "stack":
             print(environment(path, env)["global"]["parameters"]["stack_name"])
+        elif what == "region":
+            print(environment(path, env)["deploy"]["parameters"]["region"])
         elif what == "get" and len(argv) == 5:
             print(parameters(path, env).get(argv[4], ""))
         elif what == "params":
             print(json.dumps(parameters(path, env)))
         elif what == "overrides":
             params = parameters(path, env)
+            rest = argv[4:]
+            while rest:
+                if rest[0] == "--template" and len(rest) > 1:
+                    declared = template_parameters(rest[1])
+                    params = {k: v for k, v in params.items() if k in declared}
+                elif rest[0] == "--set" and len(rest) > 1 and "=" in rest[1]:
+                    k, v = rest[1].split("=", 1)
+                    if k not in params:
+                        raise Refused(f"--set {k}: no such parameter in [{env}.deploy.parameters]")
+                    params[k] = v
+                else:
+                    raise Refused(f"overrides: unknown argument {rest[0]}")
+                rest = rest[2:]
             left = [k for k, v in params.items() if v.startswith("<")]
             if left:
                 raise Refused(f"{path}: [{env}.deploy.parameters] still has <...> placeholders ({', '.join(left)}; docs/operations.md, First deploy)")
