@@ -439,7 +439,12 @@ func TestMemoryLimit(t *testing.T) {
 // client connections the functions can open, and the alarm sits below it.
 func TestConnectionArithmetic(t *testing.T) {
 	tpl := loadTemplate(t)
+	// One connection per container: a request never holds two backend connections,
+	// which the guide's arithmetic (one per request in flight) counts on.
 	perContainer := atoi(t, tpl.GlobalEnv["DB_MAX_CONNS"])
+	if perContainer != 1 {
+		t.Errorf("DB_MAX_CONNS %d: a request could hold %d backend connections, the guide counts one per request", perContainer, perContainer)
+	}
 	total := 0
 	for id := range tpl.Functions {
 		total += atoi(t, param(t, tpl, strings.TrimSuffix(id, "Function")+"Concurrency", "Default")) * perContainer
@@ -569,8 +574,8 @@ func TestSamconfig(t *testing.T) {
 				}
 			}
 			concurrency[env] = total
-			if limit := atoi(t, set["ProxyClientConnectionsThreshold"]); limit >= 2*total {
-				t.Errorf("ProxyClientConnectionsThreshold %d, the most clients are %d", limit, 2*total)
+			if limit, most := atoi(t, set["ProxyClientConnectionsThreshold"]), total*atoi(t, tpl.GlobalEnv["DB_MAX_CONNS"]); limit >= most {
+				t.Errorf("ProxyClientConnectionsThreshold %d, the most clients are %d", limit, most)
 			}
 			buf, _ := json.Marshal(set)
 			dir := t.TempDir()
