@@ -233,7 +233,8 @@ overrides = $(SAMCONFIG_PY) overrides $(ENV) --template $(SRC)/template.yaml $(f
 # ENV's parameters with the Release, one word each as SAM CLI's parser reads them (an
 # empty value quoted); samconfig.py refuses placeholders before anything is built. Once
 # sam deploy succeeded (every canary passed), the live versions are recorded as a
-# release that went live (infra/rollback), what make rollback goes back to.
+# release that went live (infra/rollback), what make rollback goes back to, and the
+# versions nothing can go back to any more are deleted (Lambda's code storage is finite).
 deploy: lint ## the lint gate, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
 	@$(overrides) >/dev/null
 	cd $(SRC) && sam build --config-env $(ENV) --config-file $(abspath $(SAMCONFIG))

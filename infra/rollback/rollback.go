@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -47,6 +48,9 @@ type Lambda interface {
 	GetAlias(context.Context, *lambda.GetAliasInput, ...func(*lambda.Options)) (*lambda.GetAliasOutput, error)
 	CreateAlias(context.Context, *lambda.CreateAliasInput, ...func(*lambda.Options)) (*lambda.CreateAliasOutput, error)
 	UpdateAlias(context.Context, *lambda.UpdateAliasInput, ...func(*lambda.Options)) (*lambda.UpdateAliasOutput, error)
+	ListAliases(context.Context, *lambda.ListAliasesInput, ...func(*lambda.Options)) (*lambda.ListAliasesOutput, error)
+	ListVersionsByFunction(context.Context, *lambda.ListVersionsByFunctionInput, ...func(*lambda.Options)) (*lambda.ListVersionsByFunctionOutput, error)
+	DeleteFunction(context.Context, *lambda.DeleteFunctionInput, ...func(*lambda.Options)) (*lambda.DeleteFunctionOutput, error)
 }
 
 // Entry is one recorded release of a function: the version that went live and the
@@ -274,4 +278,67 @@ func Run(ctx context.Context, l Lambda, alias string, functions []string, planFi
 		return Plan{}, fmt.Errorf("%w (run it again: it resumes %s)", err, planFile)
 	}
 	return p, os.Remove(planFile)
+}
+
+// Prune deletes each function's versions that nothing can go back to: neither an
+// alias's (live, its canary's, the history's) nor a recorded release, and older than the
+// newest of those (a newer one may be a deploy under way). Every release publishes a
+// version of every function and CloudFormation retains them, so without it they pile up
+// against the account's code storage (75 GB per region). make deploy prunes after it
+// records.
+func Prune(ctx context.Context, l Lambda, functions []string, log io.Writer) error {
+	for _, fn := range functions {
+		keep := map[string]bool{}
+		h, err := History(ctx, l, fn)
+		if err != nil {
+			return err
+		}
+		for _, e := range h {
+			keep[e.Version] = true
+		}
+		aliases := lambda.NewListAliasesPaginator(l, &lambda.ListAliasesInput{FunctionName: aws.String(fn)})
+		for aliases.HasMorePages() {
+			page, err := aliases.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: aliases: %w", fn, err)
+			}
+			for _, a := range page.Aliases {
+				keep[aws.ToString(a.FunctionVersion)] = true
+				if a.RoutingConfig != nil {
+					for v := range a.RoutingConfig.AdditionalVersionWeights {
+						keep[v] = true
+					}
+				}
+			}
+		}
+		newest := 0
+		for v := range keep {
+			if n, err := strconv.Atoi(v); err == nil && n > newest {
+				newest = n
+			}
+		}
+		var drop []string
+		versions := lambda.NewListVersionsByFunctionPaginator(l, &lambda.ListVersionsByFunctionInput{FunctionName: aws.String(fn)})
+		for versions.HasMorePages() {
+			page, err := versions.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: versions: %w", fn, err)
+			}
+			for _, v := range page.Versions {
+				ver := aws.ToString(v.Version)
+				if n, err := strconv.Atoi(ver); err == nil && n < newest && !keep[ver] {
+					drop = append(drop, ver)
+				}
+			}
+		}
+		for _, v := range drop {
+			if _, err := l.DeleteFunction(ctx, &lambda.DeleteFunctionInput{FunctionName: aws.String(fn), Qualifier: aws.String(v)}); err != nil {
+				return fmt.Errorf("%s: delete version %s: %w", fn, v, err)
+			}
+		}
+		if len(drop) > 0 {
+			fmt.Fprintf(log, "%s: deleted versions %s (no alias or recorded release)\n", fn, strings.Join(drop, " "))
+		}
+	}
+	return nil
 }

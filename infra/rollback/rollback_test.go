@@ -229,3 +229,36 @@ func TestRollback(t *testing.T) {
 		t.Errorf("the same commit recorded again: %v, history %q, want 5:c1", err, history(t, l, "s-a"))
 	}
 }
+
+// TestPrune: the versions nothing can go back to are deleted (a failed canary's, a
+// release dropped from the history); the live one, the history's, an alias's and any
+// newer than those stay.
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	url := motoserver.Start(t)
+	motoserver.LambdaRole(t, url)
+	l := client(url)
+	var log strings.Builder
+	deploy(t, l, "p", []string{"r1", "r2", "r3", "r4", "r5", "r6"}, 2)
+	if err := rollback.Record(ctx, l, "live", []string{"p"}, "c2", &log); err != nil {
+		t.Fatal(err)
+	}
+	setLive(t, l, "p", "5") // 3 and 4: canaries that failed
+	if err := rollback.Record(ctx, l, "live", []string{"p"}, "c5", &log); err != nil {
+		t.Fatal(err)
+	}
+	if err := rollback.Prune(ctx, l, []string{"p"}, &log); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	out, err := l.ListVersionsByFunction(ctx, &lambda.ListVersionsByFunctionInput{FunctionName: aws.String("p")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range out.Versions {
+		left = append(left, aws.ToString(v.Version))
+	}
+	if got := strings.Join(left, " "); got != "$LATEST 2 5 6" {
+		t.Errorf("versions left %q, want $LATEST 2 5 6\n%s", got, log.String())
+	}
+}

@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	stack := fs.String("stack", "", "the stack's name (samconfig's stack_name)")
 	alias := fs.String("alias", "live", "the alias the API calls")
 	dir := fs.String("dir", ".rollback", "folder of the unfinished plans")
-	record := fs.String("record", "", "record the live versions as the release built from this commit")
+	record := fs.String("record", "", "record the live versions as the release built from this commit, and delete the versions nothing can go back to")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,7 +61,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		names[i] = *stack + "-" + f
 	}
 	if *record != "" {
-		return rollback.Record(ctx, l, *alias, names, *record, stderr)
+		if err := rollback.Record(ctx, l, *alias, names, *record, stderr); err != nil {
+			return err
+		}
+		return rollback.Prune(ctx, l, names, stderr)
 	}
 	p, err := rollback.Run(ctx, l, *alias, names, filepath.Join(*dir, strings.ReplaceAll(*stack, "/", "_")+".json"), stderr)
 	if err != nil {
