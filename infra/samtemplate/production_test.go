@@ -668,6 +668,21 @@ func TestDeployTargets(t *testing.T) {
 	if salted, _ := makeOut(t, "-n", "deploy", "ENV=prod", "RELEASE_SALT=rotation"); strings.Contains(salted, "Release="+m[1]) {
 		t.Error("RELEASE_SALT does not change the release")
 	}
+	// A file not yet added to git is part of what sam builds, so of the release.
+	src := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", src}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	before, _ := makeOut(t, "-n", "deploy", "ENV=prod", "SRC="+src)
+	if err := os.WriteFile(filepath.Join(src, "new.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := makeOut(t, "-n", "deploy", "ENV=prod", "SRC="+src)
+	if r1, r2 := release.FindString(before), release.FindString(after); r1 == "" || r1 == r2 {
+		t.Errorf("an untracked file does not change the release: %q, %q", r1, r2)
+	}
 	// The placeholders of the repository's samconfig stop the deploy before sam runs
 	// (-o lint: the gate is assumed passed here).
 	out, err := makeOut(t, "-o", "lint", "deploy", "ENV=prod")
