@@ -186,8 +186,12 @@ token: ## print a refreshToken cookie value for the user USER_ID against the loc
 		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
-# A parameter of ENV's parameter_overrides in samconfig.toml.
-samconfig = $(shell python3 -c 'import sys, tomllib; o = tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]; print(dict(x.split("=", 1) for x in o).get(sys.argv[2], ""))' $(ENV) $(1) 2>/dev/null)
+# The environments (another file of the same shape for tests and make redeploy), read as
+# SAM CLI reads them (infra/scripts/samconfig.py).
+SAMCONFIG    ?= samconfig.toml
+SAMCONFIG_PY := python3 $(CURDIR)/infra/scripts/samconfig.py $(abspath $(SAMCONFIG))
+# A parameter of ENV's parameter_overrides.
+samconfig = $(shell $(SAMCONFIG_PY) get $(ENV) $(1) 2>/dev/null)
 
 # The roles and their passwords come from the proxy's login secrets, by the ARNs of
 # ENV in samconfig.toml (or DB_WRITER_SECRET_ARN, DB_READER_SECRET_ARN, DB_CDN_SECRET_ARN).
@@ -203,41 +207,65 @@ grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin o
 	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
 	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
-# ENV's parameter_overrides as shell words (sam deploy --parameter-overrides replaces
-# the file's list, so make deploy passes all of it with the Release).
-samconfig_overrides = $(shell python3 -c 'import sys, shlex, tomllib; print(" ".join(shlex.quote(x) for x in tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["deploy"]["parameters"]["parameter_overrides"]))' $(ENV))
-# The release: a hash of the commit, the uncommitted changes and ENV's parameters, so
-# that any change publishes a version of every function (template.yaml, Release) and
-# deploying the same thing twice is an empty change set.
-# RELEASE_SALT=<anything new> forces a release of the same code and parameters, e.g.
-# for the functions to read a rotated secret (they read secrets when they start).
-RELEASE = $(shell { git rev-parse HEAD; git diff HEAD; echo $(call samconfig_overrides) $(RELEASE_SALT); } | sha256sum | cut -c1-10)
+# What is deployed: SRC, a checkout (the work tree; make redeploy passes an older
+# release's), with ENV's parameters from SAMCONFIG and DEPLOY_SET's replacements
+# (K=V ...; make rollback sets DeploymentType=AllAtOnce).
+SRC        ?= .
+DEPLOY_SET ?=
+# The release: a hash of the commit, the uncommitted changes (untracked files included),
+# ENV's parameters and RELEASE_SALT, so that any change publishes a version of every
+# function (template.yaml, Release) and deploying the same thing twice is an empty
+# change set. RELEASE_SALT=<anything new> forces a release of the same code and
+# parameters, e.g. for the functions to read a rotated secret (they read secrets when
+# they start).
+RELEASE = $(shell cd $(SRC) && { git rev-parse HEAD; git diff HEAD; git ls-files -z --others --exclude-standard | xargs -0 -r sha256sum; \
+	$(SAMCONFIG_PY) params $(ENV); echo '$(DEPLOY_SET)' '$(RELEASE_SALT)'; } | sha256sum | cut -c1-10)
+# The commit a release is built from, recorded with it; "+dirty" when SRC has changes
+# (such a release cannot be deployed again from its commit).
+COMMIT = $(shell cd $(SRC) && git rev-parse HEAD)$(shell cd $(SRC) && test -z "$$(git status --porcelain)" || echo +dirty)
 # CONFIRM_CHANGESET=false (CI) deploys without asking.
 CONFIRM_CHANGESET ?= true
-STACK = $(shell python3 -c 'import sys, tomllib; print(tomllib.load(open("samconfig.toml", "rb"))[sys.argv[1]]["global"]["parameters"]["stack_name"])' $(ENV))
+STACK = $(shell $(SAMCONFIG_PY) stack $(ENV))
+REGION = $(shell $(SAMCONFIG_PY) region $(ENV))
+overrides = $(SAMCONFIG_PY) overrides $(ENV) --template $(SRC)/template.yaml $(foreach s,$(DEPLOY_SET),--set $(s))
 
+# sam deploy --parameter-overrides replaces the file's list, so make deploy passes all of
+# ENV's parameters with the Release, one word each as SAM CLI's parser reads them (an
+# empty value quoted); samconfig.py refuses placeholders before anything is built. Once
+# sam deploy succeeded (every canary passed), the live versions are recorded as a
+# release that went live (infra/rollback), what make rollback goes back to, and the
+# versions nothing can go back to any more are deleted (Lambda's code storage is finite).
 deploy: lint ## the lint gate, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
-	@! grep -A80 '^\[$(ENV)\.deploy\.parameters\]' samconfig.toml | sed -n '/^parameter_overrides/,/^\]/p' | grep -q '=<' || { \
-		echo "samconfig.toml: [$(ENV).deploy.parameters] still has <...> placeholders (docs/operations.md, First deploy)" >&2; exit 2; }
-	sam build --config-env $(ENV)
-	sam deploy --config-env $(ENV) --no-fail-on-empty-changeset \
+	@$(overrides) >/dev/null
+	cd $(SRC) && sam build --config-env $(ENV) --config-file $(abspath $(SAMCONFIG))
+	@set -e; words=$$($(overrides)); mapfile -t words <<<"$$words"; \
+	cmd=(sam deploy --config-env $(ENV) --config-file $(abspath $(SAMCONFIG)) --no-fail-on-empty-changeset \
 		$(if $(filter false no 0,$(CONFIRM_CHANGESET)),--no-confirm-changeset,--confirm-changeset) \
-		--parameter-overrides $(call samconfig_overrides) Release=$(RELEASE)
+		--parameter-overrides "$${words[@]}" Release=$(RELEASE)); \
+	echo "$${cmd[*]@Q}"; cd $(SRC) && "$${cmd[@]}"
+	AWS_REGION=$(REGION) $(GO) run ./infra/cmd/rollback -stack $(STACK) -record $(COMMIT)
 
-# Every function's live alias back to the previous release's version, in seconds: no
-# build, no CloudFormation, no canary. An interrupted run resumes its plan
-# (.rollback/<stack>.json). Older releases: make redeploy VERSION=<tag>.
-rollback: ## move every function of ENV back to the previous release (AWS credentials and AWS_REGION in the environment)
-	$(GO) run ./infra/cmd/rollback -stack $(STACK)
+# Every function's live alias back to the last release that went live before the
+# current one, in seconds (no build, no canary), then that release's commit deployed
+# through CloudFormation all at once (make redeploy), so that the stack, CodeDeploy and
+# the aliases agree and the next deploy shifts from it. An interrupted run resumes its
+# plan (.rollback/<stack>.json). Older releases: make redeploy VERSION=<tag>.
+rollback: ## move every function of ENV back to the last release that went live, then deploy it (AWS credentials in the environment)
+	@set -e; commit=$$(AWS_REGION=$(REGION) $(GO) run ./infra/cmd/rollback -stack $(STACK)); \
+	case "$$commit" in *+dirty|"") echo "rollback: traffic is back on the previous release, but it was built from uncommitted changes ($$commit): CloudFormation still describes the newer one; deploy a commit of it (make redeploy VERSION=<commit>) before the next make deploy" >&2; exit 1;; esac; \
+	echo "rollback: traffic is back on commit $$commit; deploying it through CloudFormation, all at once"; \
+	$(MAKE) --no-print-directory redeploy ENV=$(ENV) VERSION=$$commit DEPLOY_SET=DeploymentType=AllAtOnce CONFIRM_CHANGESET=$(CONFIRM_CHANGESET)
 
 # Deploys the release VERSION (a git tag or commit) from a fresh checkout of it, with
-# today's samconfig.toml (the environments' values are today's, not the old commit's);
-# the migrations stay (they are additive, so the older code runs on the newer schema).
+# today's tools and ENV's values of today's SAMCONFIG for the parameters its template
+# declares; its template passes cfn-lint before anything is built. The migrations stay
+# (they are additive, so the older code runs on the newer schema).
 redeploy: ## deploy an earlier release again: make redeploy ENV=<env> VERSION=<tag> (the canary judges it)
 	@test -n "$(VERSION)" || { echo "usage: make redeploy ENV=<env> VERSION=<git tag>" >&2; exit 2; }
 	git worktree prune
-	dir=$$(mktemp -d) && git worktree add --detach "$$dir/src" "$(VERSION)" && cp samconfig.toml "$$dir/src/" && \
-	{ $(MAKE) -C "$$dir/src" deploy ENV=$(ENV) CONFIRM_CHANGESET=$(CONFIRM_CHANGESET); status=$$?; \
+	dir=$$(mktemp -d) && git worktree add --detach "$$dir/src" "$(VERSION)" && \
+	{ cfn-lint "$$dir/src/template.yaml" && $(MAKE) --no-print-directory -o lint deploy ENV=$(ENV) SRC="$$dir/src" \
+		SAMCONFIG=$(abspath $(SAMCONFIG)) DEPLOY_SET='$(DEPLOY_SET)' CONFIRM_CHANGESET=$(CONFIRM_CHANGESET); status=$$?; \
 	  git worktree remove --force "$$dir/src"; rm -rf "$$dir"; exit $$status; }
 
 clean: ## remove build output (keeps the local stack's data in $(STACK_DIR))

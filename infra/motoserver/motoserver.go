@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,4 +44,26 @@ func Start(t testing.TB) string {
 	}
 	t.Fatal("moto server did not start (pip install 'moto[server]')")
 	return ""
+}
+
+// LambdaRole creates the role "lambda" in the IAM of the moto server at url (its Lambda
+// refuses a function whose role it does not know), with IAM's Query API, which has no
+// client in this module, and returns the role's ARN.
+func LambdaRole(t testing.TB, url string) string {
+	t.Helper()
+	form := neturl.Values{"Action": {"CreateRole"}, "Version": {"2010-05-08"}, "RoleName": {"lambda"},
+		"AssumeRolePolicyDocument": {`{"Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}`}}
+	req, _ := http.NewRequest("POST", url, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	// moto picks the service from the credential scope.
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/iam/aws4_request, SignedHeaders=host, Signature=0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("create role: %s", resp.Status)
+	}
+	return "arn:aws:iam::123456789012:role/lambda"
 }

@@ -411,10 +411,12 @@ func TestTransformedAlias(t *testing.T) {
 				if ms == nil {
 					continue
 				}
+				dims := map[string]string{}
 				for _, d := range ms["Metric"].(map[string]any)["Dimensions"].([]any) {
-					if d.(map[string]any)["Name"] == "Route" {
-						watched = append(watched, fmt.Sprint(d.(map[string]any)["Value"]))
-					}
+					dims[fmt.Sprint(d.(map[string]any)["Name"])] = fmt.Sprint(d.(map[string]any)["Value"])
+				}
+				if dims["Method"] != "" {
+					watched = append(watched, dims["Method"]+" "+dims["Resource"])
 				}
 			}
 			sort.Strings(watched)
@@ -432,12 +434,48 @@ func TestTransformedRetention(t *testing.T) {
 	cfn, _ := transformed(t, "create")
 	for _, id := range []string{"ImagesBucket", "JwtSecret"} {
 		r := cfn.Resources[id]
-		if r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
+		if r.DeletionPolicy != "RetainExceptOnCreate" || r.UpdateReplacePolicy != "Retain" {
 			t.Errorf("%s: DeletionPolicy %q, UpdateReplacePolicy %q", id, r.DeletionPolicy, r.UpdateReplacePolicy)
 		}
 	}
 	if v := cfn.Resources["ImagesBucket"].Properties["VersioningConfiguration"].(map[string]any)["Status"]; v != "Enabled" {
 		t.Errorf("versioning %v", v)
+	}
+}
+
+// reservedNames are the properties naming a resource whose name stays taken for a
+// while after the resource is deleted: a fixed one fails the retry of a failed first
+// creation, or any replacement (CloudFormation creates the new resource before it
+// deletes the old). Secrets Manager keeps a deleted secret's name for its recovery
+// window (7 to 30 days); a deleted bucket's name may not be free again at once; RDS
+// Proxy names are unique in the account and region, so a proxy that must be replaced
+// (a change of subnets) cannot take its own name.
+var reservedNames = map[string]string{
+	"AWS::SecretsManager::Secret": "Name",
+	"AWS::S3::Bucket":             "BucketName",
+	"AWS::RDS::DBProxy":           "DBProxyName",
+}
+
+// TestRetryableCreate: a first creation that fails and rolls back can be run again as
+// it was: nothing is kept by Retain when the stack's own creation fails (only
+// RetainExceptOnCreate, which CloudFormation deletes on that rollback), and no resource
+// whose name stays taken after deletion has a fixed name.
+func TestRetryableCreate(t *testing.T) {
+	for _, set := range paramSets {
+		cfn, _ := transformed(t, set)
+		for id, r := range cfn.Resources {
+			// (A function's versions go with the function.)
+			if r.DeletionPolicy == "Retain" && r.Type != "AWS::Lambda::Version" {
+				t.Errorf("%s %s: DeletionPolicy Retain keeps it after a failed first creation (RetainExceptOnCreate does not)", set, id)
+			}
+			if prop, ok := reservedNames[r.Type]; ok {
+				// The proxy's name is required; ProxyGeneration gives its replacement
+				// another (docs/operations.md).
+				if name, fixed := r.Properties[prop]; fixed && !strings.Contains(fmt.Sprint(name), "ProxyGeneration") {
+					t.Errorf("%s %s: %s %v is fixed; its name stays taken after a delete, so a retry or a replacement fails", set, id, prop, name)
+				}
+			}
+		}
 	}
 }
 
@@ -503,5 +541,25 @@ func TestRulesRefuseBadInput(t *testing.T) {
 				t.Errorf("got %v, want a refusal naming %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestReleaseIsConfiguration: every function's environment carries the release, so a
+// release that changes neither code nor any of the function's other settings (a
+// parameter of the alarms only, or RELEASE_SALT after a secret's rotation) is a change
+// of configuration, which Lambda publishes as a new version (PublishVersion publishes
+// nothing when code and configuration are unchanged, and CloudFormation's version
+// resource then fails); a new version runs in new containers, which read the secrets
+// when they start.
+func TestReleaseIsConfiguration(t *testing.T) {
+	for _, set := range paramSets {
+		cfn, _ := transformed(t, set)
+		for name, id := range lambdas(t, cfn) {
+			env, _ := cfn.Resources[id].Properties["Environment"].(map[string]any)
+			vars, _ := env["Variables"].(map[string]any)
+			if got := fmt.Sprint(vars["RELEASE"]); got != "map[Ref:Release]" {
+				t.Errorf("%s %s: RELEASE is %s, want the Release parameter", set, name, got)
+			}
+		}
 	}
 }

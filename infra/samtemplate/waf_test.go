@@ -320,8 +320,10 @@ func TestEdgeWebACL(t *testing.T) {
 	// API Gateway's route throttles (one bucket per route, all clients) stay a backstop
 	// above what one client may send: in the template's defaults and every environment.
 	backstop := map[string]string{"ReadsPerClient": "ReadRateLimit", "WritesPerClient": "WriteRateLimit", "OAuthPerClient": "OAuthRouteRateLimit"}
-	envs := samconfigParams(t)
-	envs["defaults"] = map[string]string{}
+	envs := map[string]map[string]string{"defaults": {}}
+	for _, env := range []string{"default", "staging", "prod"} {
+		envs[env] = samconfigParams(t, repoFile("samconfig.toml"), env)
+	}
 	for rule, p := range backstop {
 		for env, set := range envs {
 			v, ok := set[p]
@@ -379,28 +381,6 @@ func rulesPriority(t *testing.T, rules map[string]map[string]any, group string) 
 	}
 	t.Fatalf("no %s", group)
 	return 0
-}
-
-// samconfigParams reads each environment's parameter overrides of samconfig.toml.
-func samconfigParams(t *testing.T) map[string]map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(repoFile("samconfig.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := string(b)
-	out := map[string]map[string]string{}
-	for _, b := range regexp.MustCompile(`(?s)\[(\w+)\.deploy\.parameters\]\n.*?parameter_overrides = \[(.*?)\]`).FindAllStringSubmatch(sc, -1) {
-		set := map[string]string{}
-		for _, m := range regexp.MustCompile(`"(\w+)=([^"]*)"`).FindAllStringSubmatch(b[2], -1) {
-			set[m[1]] = m[2]
-		}
-		out[b[1]] = set
-	}
-	if len(out) != 3 {
-		t.Fatalf("%d environments in samconfig.toml", len(out))
-	}
-	return out
 }
 
 // TestEdgeBlockedRequestsMetrics: the blocked-requests alarm and the dashboard read WAF's

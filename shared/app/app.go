@@ -36,7 +36,7 @@ type Group struct {
 }
 
 // CommonEnv are the variables every function reads (template.yaml's Globals).
-var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "DATABASE_URL", "DB_MAX_CONNS", "DB_IAM_AUTH"}
+var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "RELEASE", "DATABASE_URL", "DB_MAX_CONNS", "DB_IAM_AUTH"}
 
 // App holds the configuration and the lazily created clients of one process.
 type App struct {

@@ -46,7 +46,7 @@ func Run(ctx context.Context, group Group, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	log := lambdahttp.NewLogger(cfg.LogLevel).With("function", group.Name)
+	log := lambdahttp.NewLogger(cfg.LogLevel).With("function", group.Name, "release", cfg.Release)
 	a := New(cfg, log)
 	a.Getenv = getenv
 	defer a.Close()

@@ -589,7 +589,7 @@ func metricLines(t *testing.T, logs []byte, name string) int {
 					Metrics    []struct{ Name, Unit string }
 				}
 			} `json:"_aws"`
-			Function string
+			FunctionName string
 		}
 		if len(line) == 0 || json.Unmarshal(line, &doc) != nil || len(doc.AWS.CloudWatchMetrics) != 1 {
 			continue
@@ -598,7 +598,7 @@ func metricLines(t *testing.T, logs []byte, name string) int {
 		_ = json.Unmarshal(line, &value)
 		m := doc.AWS.CloudWatchMetrics[0]
 		if m.Namespace == cdn.MetricsNamespace && len(m.Metrics) == 1 && m.Metrics[0].Name == name && m.Metrics[0].Unit == "Count" &&
-			len(m.Dimensions) == 1 && strings.Join(m.Dimensions[0], ",") == "Function" && doc.Function == "cdn" &&
+			len(m.Dimensions) == 1 && strings.Join(m.Dimensions[0], ",") == cdn.MetricDimension && doc.FunctionName == "cdn" &&
 			doc.AWS.Timestamp > 0 && value[name] == float64(1) {
 			n++
 		}

@@ -36,6 +36,9 @@ type Config struct {
 	FrontendURL string // frontend origin: LOCAL_FRONTEND_URL when local, else FRONTEND_URL
 	CORSOrigins []string
 	LogLevel    string
+	// Release is the release the function was deployed as (RELEASE, template.yaml),
+	// on every log line of a function.
+	Release string
 
 	DatabaseURL string
 	// DBMaxConns bounds each process's pool (DB_MAX_CONNS; 0: pgx's default, the
@@ -118,6 +121,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Env:                  getenv("DB_ENV"),
 		Port:                 p.int("PORT", 3000),
 		LogLevel:             p.str("LOG_LEVEL", "info"),
+		Release:              getenv("RELEASE"),
 		RequestTimeout:       p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
 		DatabaseURL:          getenv("DATABASE_URL"),
 		DBMaxConns:           p.int("DB_MAX_CONNS", 0),

@@ -117,7 +117,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	time.Sleep(2 * *every)
 	stopProbes()
 	wg.Wait()
-	printTable(out, *scale, *from, rows, rec.between(time.Time{}, time.Now()))
+	all := rec.between(time.Time{}, time.Now())
+	printTable(out, *scale, *from, rows, all)
+	return verdict(all)
+}
+
+// verdict is the rehearsal's target: no probe waits over a second, none times out, no
+// deadlock. Its error makes the command, and so make migrate-rehearsal, fail.
+func verdict(all stats) error {
+	if all.longest > time.Second || all.timeouts > 0 || all.deadlocks > 0 {
+		return fmt.Errorf("FAIL: longest probe wait %s (%s), %d timeouts, %d deadlocks: the target is no wait over 1 s, no timeout, no deadlock",
+			all.longest.Round(time.Millisecond), all.longestProbe, all.timeouts, all.deadlocks)
+	}
 	return nil
 }
 
@@ -344,11 +355,11 @@ func printTable(out io.Writer, scale int, from int64, rows []row, all stats) {
 	if all.firstError != "" {
 		fmt.Fprintln(out, "first probe error:", all.firstError)
 	}
-	verdict := "PASS"
-	if all.longest > time.Second || all.timeouts > 0 || all.deadlocks > 0 {
-		verdict = "FAIL"
+	result := "PASS"
+	if verdict(all) != nil {
+		result = "FAIL"
 	}
-	fmt.Fprintf(out, "\ntarget: no probe waits over 1 s, no deadlock, no timeout: %s\n", verdict)
+	fmt.Fprintf(out, "\ntarget: no probe waits over 1 s, no deadlock, no timeout: %s\n", result)
 }
 
 // versions are the embedded migrations' versions, in order.

@@ -1,13 +1,18 @@
-// Command rollback moves every function's live alias of a stack back to the previous
-// release's version (infra/rollback): `make rollback ENV=<env>`.
+// Command rollback moves every function's live alias of a stack back to the last
+// release that went live before the current one and prints that release's commit
+// (infra/rollback), or with -record adds the live versions to the history once a deploy
+// succeeded: `make rollback ENV=<env>`, `make deploy`.
 //
 //	AWS_REGION=... AWS_ACCESS_KEY_ID=... go run ./infra/cmd/rollback -stack media-catalog-prod
+//	AWS_REGION=... go run ./infra/cmd/rollback -stack media-catalog-prod -record <commit>
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,14 +31,15 @@ import (
 var functions = []string{"oauth", "tags", "cdn", "admin-users", "admin-roles", "admin-permissions", "admin-contributors", "publishers"}
 
 func main() {
-	cmdrun.Main("rollback", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv) })
+	cmdrun.Main("rollback", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr) })
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rollback", flag.ContinueOnError)
 	stack := fs.String("stack", "", "the stack's name (samconfig's stack_name)")
 	alias := fs.String("alias", "live", "the alias the API calls")
 	dir := fs.String("dir", ".rollback", "folder of the unfinished plans")
+	record := fs.String("record", "", "record the live versions as the release built from this commit, and delete the versions nothing can go back to")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,5 +60,17 @@ func run(ctx context.Context, args []string, getenv func(string) string) error {
 	for i, f := range functions {
 		names[i] = *stack + "-" + f
 	}
-	return rollback.Run(ctx, l, *alias, names, filepath.Join(*dir, strings.ReplaceAll(*stack, "/", "_")+".json"), os.Stdout)
+	if *record != "" {
+		if err := rollback.Record(ctx, l, *alias, names, *record, stderr); err != nil {
+			return err
+		}
+		return rollback.Prune(ctx, l, names, stderr)
+	}
+	p, err := rollback.Run(ctx, l, *alias, names, filepath.Join(*dir, strings.ReplaceAll(*stack, "/", "_")+".json"), stderr)
+	if err != nil {
+		return err
+	}
+	// The commit, alone on stdout, for make rollback to deploy through CloudFormation.
+	_, err = fmt.Fprintln(stdout, p.Commit)
+	return err
 }
