@@ -4,6 +4,9 @@
 // the changed fields, never cookies, tokens or image data. Refusals (every 403) are
 // recorded by httpapi.Error, with the same message and level (see Refused there).
 //
+// A record made in a request carries the caller's address (client_ip,
+// httpapi.ClientIP).
+//
 // Every text value of a record is bounded (MaxValue characters, the rest replaced by
 // a count) and escaped (control and invisible formatting characters, such as the
 // bidirectional overrides, written as \u{XXXX}), so that a record stays one readable
@@ -49,6 +52,9 @@ func RecordBy(ctx context.Context, actor int64, action, kind string, id int64, c
 		slog.Int64("actor_id", actor),
 		slog.String("action", action),
 		slog.Group("target", slog.String("kind", kind), slog.Int64("id", id)),
+	}
+	if addr := httpapi.ClientAddress(ctx); addr != "" {
+		attrs = append(attrs, slog.String("client_ip", addr))
 	}
 	if len(changes) > 0 {
 		args := make([]any, len(changes))

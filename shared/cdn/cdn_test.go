@@ -133,7 +133,7 @@ func checkImage(t *testing.T, rec *httptest.ResponseRecorder, wantType string, w
 	if cfg.Width != wantSide || cfg.Height != wantSide {
 		t.Errorf("%dx%d, want %dx%d", cfg.Width, cfg.Height, wantSide, wantSide)
 	}
-	if got := rec.Header().Get("Cache-Control"); got != "public, max-age=300, s-maxage=86400" {
+	if got := rec.Header().Get("Cache-Control"); got != httpapi.CacheAvatar {
 		t.Errorf("Cache-Control %q", got)
 	}
 	if etag := rec.Header().Get("ETag"); len(etag) < 3 || etag[0] != '"' || etag[len(etag)-1] != '"' || strings.HasPrefix(etag, "W/") {

@@ -19,11 +19,7 @@ import (
 	"github.com/mediacatalog/service/shared/imageset"
 )
 
-// Response headers of a served image.
-const (
-	cacheControl = "public, max-age=300, s-maxage=86400"
-	msgSuccess   = "Success"
-)
+const msgSuccess = "Success"
 
 // picture is an image ready to serve, with its header values made once: every
 // response shares them (Header.Set and Add replace or copy a value, never write into
@@ -35,7 +31,7 @@ type picture struct {
 }
 
 // cacheControlValue is the Cache-Control value every image response shares.
-var cacheControlValue = []string{cacheControl}
+var cacheControlValue = []string{httpapi.CacheAvatar}
 
 func newPicture(data []byte, contentType string) *picture {
 	if !strings.HasPrefix(contentType, "image/") {

@@ -27,6 +27,7 @@ import (
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 	"github.com/mediacatalog/service/shared/s3store"
 )
@@ -118,7 +119,7 @@ func TestAvatarSpellings(t *testing.T) {
 	for _, path := range []string{"/user/avatar/3", "/user/avatar/3/high", "/user/avatar/3/scaled"} {
 		resp, body := l.rawGet(t, path)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/jpeg" || len(body) == 0 ||
-			resp.Header.Get("Cache-Control") != "public, max-age=300, s-maxage=86400" || resp.Header.Get("ETag") == "" {
+			resp.Header.Get("Cache-Control") != httpapi.CacheAvatar || resp.Header.Get("ETag") == "" {
 			t.Errorf("%s: %d %v", path, resp.StatusCode, resp.Header)
 		}
 	}
@@ -307,7 +308,7 @@ func startTrivial(b *testing.B, newServer func(http.Handler) *http.Server, byPat
 		h.Set("Content-Type", ld.contentType)
 		h.Set("Content-Length", strconv.Itoa(len(ld.body)))
 		if caching {
-			h["Cache-Control"] = []string{"public, max-age=300, s-maxage=86400"}
+			h["Cache-Control"] = []string{httpapi.CacheAvatar}
 			h["Etag"] = []string{ld.etag}
 		}
 		_, _ = w.Write(ld.body)
