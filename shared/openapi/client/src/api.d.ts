@@ -1319,6 +1319,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description Not modified (If-None-Match named the current ETag); no body */
+        NotModified: {
+            headers: {
+                ETag: string;
+                "Cache-Control": string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Required parameters missing; or a request body that is not declared as application/json (Content-Type must be application/json); or `Invalid <field>: ...` when a text is longer than its maxLength (in characters), holds control or invisible formatting characters (names: Unicode Cc, Cf, Co, Zl, Zp, variation selectors and other default-ignorable characters; descriptions may hold line breaks and tabs but no bidirectional embeddings, overrides or isolates), or a link is not an http or https address */
         BadRequest: {
             headers: {
@@ -1422,12 +1431,16 @@ export interface operations {
             /** @description The client's tags */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Tag"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
@@ -1447,12 +1460,16 @@ export interface operations {
             /** @description The tag */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TagDetail"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             /** @description Tag not found */
             404: {
@@ -1490,12 +1507,16 @@ export interface operations {
             /** @description The page of the client's publishers */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PublisherListItem"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
@@ -1514,12 +1535,16 @@ export interface operations {
             /** @description The publisher */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PublisherDetail"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             /** @description Publisher not found */
             404: {
@@ -1548,12 +1573,16 @@ export interface operations {
             /** @description A publisher slug, as a JSON string */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=0, s-maxage=0, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": string;
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             /** @description Publisher not found (the client has no publishers) */
             404: {
@@ -1593,12 +1622,16 @@ export interface operations {
             /** @description The page; max is the number of all matching series, from the offset, to the offset plus the number returned */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PublicationPage"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
@@ -2019,7 +2052,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    "Cache-Control": "public, max-age=300, s-maxage=86400";
+                    "Cache-Control": "public, max-age=300, s-maxage=86400, stale-while-revalidate=60, stale-if-error=86400";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
@@ -2062,7 +2095,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    "Cache-Control": "public, max-age=300, s-maxage=86400";
+                    "Cache-Control": "public, max-age=300, s-maxage=86400, stale-while-revalidate=60, stale-if-error=86400";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
