@@ -147,7 +147,7 @@ func TestBuildTargets(t *testing.T) {
 // isSecret: variables that only Secrets Manager holds (the OAuth client ids travel
 // with their secrets).
 func isSecret(name string) bool {
-	return name == "JWT_SECRET" || strings.HasPrefix(name, "OAUTH_") && (strings.HasSuffix(name, "_CLIENT_SECRET") || strings.HasSuffix(name, "_CLIENT_ID"))
+	return name == "JWT_SECRET" || name == "ORIGIN_SECRET" || name == "ORIGIN_SECRET_PREVIOUS" || strings.HasPrefix(name, "OAUTH_") && (strings.HasSuffix(name, "_CLIENT_SECRET") || strings.HasSuffix(name, "_CLIENT_ID"))
 }
 
 // TestLeastPrivilege: a function's policies name only resources its own configuration
