@@ -235,16 +235,22 @@ func startLocal(ctx context.Context, dir string, port int, out io.Writer) (strin
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command(bin, "-dir", filepath.Join(dir, "stack"), "-port", strconv.Itoa(port))
+	stack := filepath.Join(dir, "stack")
+	if err := os.MkdirAll(stack, 0o755); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(bin, "-dir", stack, "-port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return "", nil, err
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		<-exited
 		logf.Close()
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -262,7 +268,15 @@ func startLocal(ctx context.Context, dir string, port int, out io.Writer) (strin
 			stop()
 			return "", nil, fmt.Errorf("the local server is not ready after 3 minutes: see %s", logf.Name())
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case err := <-exited:
+			logf.Close()
+			return "", nil, fmt.Errorf("the local server ended (%v): see %s", err, logf.Name())
+		case <-ctx.Done():
+			stop()
+			return "", nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
 
