@@ -3,11 +3,14 @@
 // behaviours. make bench-edge measures the cache with it, and the cross-origin browser
 // test calls the API through it.
 //
-// The proxy adds no lifetime of its own: no proxy_cache_valid, no ignored headers, no
-// proxy_cache_use_stale. What it keeps, for how long, and whether a stale copy may be
-// served while revalidating or while the origin fails all come from the origin's
-// Cache-Control (max-age, s-maxage, stale-while-revalidate, stale-if-error) and Vary,
-// which nginx reads itself. An expired copy with an ETag is revalidated with
+// The proxy adds no lifetime of its own: no proxy_cache_valid, no ignored headers.
+// What it keeps, for how long, and whether a stale copy may be served while
+// revalidating come from the origin's Cache-Control (max-age, s-maxage,
+// stale-while-revalidate) and Vary, which nginx reads itself. One departure, for
+// stale-if-error: nginx (since 1.19.3) honours the header's stale-if-error for a
+// connection error or a timeout only, not for a 5xx answer, which CloudFront does
+// serve stale over; so proxy_cache_use_stale names the 5xx statuses, and the cache
+// forgets what is not asked for within inactive=1d, the origin's stale-if-error. An expired copy with an ETag is revalidated with
 // If-None-Match (proxy_cache_revalidate), a copy within stale-while-revalidate is
 // refreshed in the background (proxy_cache_background_update), and concurrent misses
 // of one key make one origin request (proxy_cache_lock), as CloudFront collapses them.
@@ -76,7 +79,7 @@ http {
     fastcgi_temp_path %[1]s/tmp/fastcgi;
     uwsgi_temp_path %[1]s/tmp/uwsgi;
     scgi_temp_path %[1]s/tmp/scgi;
-    proxy_cache_path %[1]s/cache levels=1:2 keys_zone=edge:16m max_size=2g inactive=7d use_temp_path=off;
+    proxy_cache_path %[1]s/cache levels=1:2 keys_zone=edge:16m max_size=2g inactive=1d use_temp_path=off;
     upstream origin {
         server %[3]s;
         keepalive 32;
@@ -92,7 +95,8 @@ http {
             proxy_cache_background_update on;
             proxy_cache_lock on;
             proxy_cache_lock_timeout 30s;
-            proxy_cache_use_stale off;
+            # As CloudFront's stale-if-error: nginx's header handling leaves out 5xx.
+            proxy_cache_use_stale error timeout http_500 http_502 http_503 http_504;
             add_header %[6]s $upstream_cache_status always;
         }
     }
@@ -132,6 +136,8 @@ func Start(ctx context.Context, c Config) (*Proxy, error) {
 	// -e: nginx's own start-up messages go to the folder too, not /var/log/nginx.
 	cmd := exec.CommandContext(ctx, bin, "-p", c.Dir, "-c", conf, "-e", filepath.Join(c.Dir, "error.log"))
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// A caller that dies takes nginx with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

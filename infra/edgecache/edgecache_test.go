@@ -16,18 +16,19 @@ import (
 )
 
 // TestRenderAddsNoLifetime: the configuration caches, revalidates with the ETag,
-// refreshes in the background and collapses misses, and holds nothing that gives the
-// cache a lifetime or a staleness the origin did not say (proxy_cache_valid,
-// proxy_ignore_headers, a proxy_cache_use_stale other than off, expires).
+// refreshes in the background and collapses misses, serves stale over errors only
+// while inactive=1d keeps a copy (the origin's stale-if-error), and holds nothing
+// that gives the cache a lifetime the origin did not say (proxy_cache_valid,
+// proxy_ignore_headers, updating without the header, expires).
 func TestRenderAddsNoLifetime(t *testing.T) {
 	conf := edgecache.Config{Dir: "/tmp/x", Listen: "127.0.0.1:1", Upstream: "127.0.0.1:2"}.Render()
 	for _, want := range []string{"proxy_cache edge;", "proxy_cache_revalidate on;", "proxy_cache_background_update on;",
-		"proxy_cache_lock on;", "proxy_cache_use_stale off;", "server 127.0.0.1:2;", "listen 127.0.0.1:1;", "log_subrequest on;"} {
+		"proxy_cache_lock on;", "proxy_cache_use_stale error timeout http_500 http_502 http_503 http_504;", "inactive=1d", "server 127.0.0.1:2;", "listen 127.0.0.1:1;", "log_subrequest on;"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("no %q in\n%s", want, conf)
 		}
 	}
-	for _, never := range []string{"proxy_cache_valid", "proxy_ignore_headers", "proxy_hide_header", "expires ", "proxy_cache_min_uses", "user root"} {
+	for _, never := range []string{"proxy_cache_valid", "proxy_ignore_headers", "proxy_hide_header", "expires ", "proxy_cache_min_uses", "user root", "updating"} {
 		if strings.Contains(conf, never) {
 			t.Errorf("%q in\n%s", never, conf)
 		}

@@ -9,8 +9,9 @@
 // It runs in three phases on one clock: A, the workload; B, once the catalog answers of
 // A have passed their s-maxage but are within stale-while-revalidate (a probe per kind,
 // then a quarter of the workload again); C, once the answers of A that B did not
-// refresh are past stale-while-revalidate too, with PostgreSQL stopped: every URL that
-// answered 200 in A, once. So it takes a little over five minutes beside the seeding.
+// refresh are past stale-while-revalidate too, with PostgreSQL stopped: a sample of
+// the URLs that answered 200 in A (each expired one waits out the origin's database
+// call), once. So it takes a little over six minutes beside the seeding.
 //
 // Run under infra/cmd/withstack (make bench-edge), which provides PostgreSQL, DynamoDB
 // and S3 in the environment.
@@ -72,6 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	s := fs.Float64("zipf", 1.1, "Zipf exponent of the URLs' popularity (> 1)")
 	noOrigin := fs.Float64("no-origin", 0.1, "share of requests without an Origin (navigations, crawlers)")
 	seed := fs.Int64("seed", 1, "seed of the workload")
+	stopped := fs.Int("stopped", 240, "cached URLs asked with PostgreSQL stopped (each waits for the origin's database call deadline)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -162,12 +164,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	if err := sleepUntil(ctx, endA.Add(phaseC), out, "phase C"); err != nil {
 		return err
 	}
-	cached := cachedURLs(resA)
+	cached := sample(cachedURLs(resA), *stopped)
 	frozen, err := freezePostgres(ctx, db.Pool)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "phase C: PostgreSQL stopped (SIGSTOP to %d processes); %d cached URLs once each\n", len(frozen), len(cached))
+	b.conc = max(b.conc, 48) // each origin request waits out its database call
 	resC := b.replay(ctx, cached)
 	thaw(frozen)
 	edgeLog, err := proxy.Log()
@@ -241,6 +244,7 @@ func startLocal(ctx context.Context, dir string, port int, out io.Writer) (strin
 	}
 	cmd := exec.Command(bin, "-dir", stack, "-port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -373,6 +377,18 @@ func cachedURLs(res []result) []request {
 			seen[r.request] = true
 			out = append(out, r.request)
 		}
+	}
+	return out
+}
+
+// sample is at most n of reqs, evenly spread.
+func sample(reqs []request, n int) []request {
+	if n <= 0 || len(reqs) <= n {
+		return reqs
+	}
+	out := make([]request, 0, n)
+	for i := range n {
+		out = append(out, reqs[i*len(reqs)/n])
 	}
 	return out
 }
