@@ -53,15 +53,15 @@ func RecordBy(ctx context.Context, actor int64, action, kind string, id int64, c
 		slog.String("action", action),
 		slog.Group("target", slog.String("kind", kind), slog.Int64("id", id)),
 	}
-	if addr := httpapi.ClientAddress(ctx); addr != "" {
-		attrs = append(attrs, slog.String("client_ip", addr))
-	}
 	if len(changes) > 0 {
 		args := make([]any, len(changes))
 		for i, c := range changes {
 			args[i] = clean(c)
 		}
 		attrs = append(attrs, slog.Group("changes", args...))
+	}
+	if addr := httpapi.ClientAddress(ctx); addr != "" {
+		attrs = append(attrs, slog.String("client_ip", addr))
 	}
 	httpapi.Logger(ctx).LogAttrs(ctx, httpapi.LevelAudit, Message, attrs...)
 }
