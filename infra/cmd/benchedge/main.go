@@ -141,7 +141,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	fmt.Fprintf(out, "nginx at %s in front of %s\n", proxy.URL, origin)
 
 	b := &bench{edge: proxy.URL, frontend: cfg.FrontendURL, client: edgecache.Client(), conc: *conc}
-	reqs := workload(targets, *n, *s, *noOrigin, *seed)
+	// One URL of every kind first, so that each is measured however the draw falls.
+	reqs := append(firstOfEachKind(targets), workload(targets, *n, *s, *noOrigin, *seed)...)
 
 	// Phase A.
 	logA := logSize(proxy)
@@ -376,6 +377,19 @@ func cachedURLs(res []result) []request {
 		if r.status == http.StatusOK && kindOf(r.kind).edgeTTL > 0 && !seen[r.request] {
 			seen[r.request] = true
 			out = append(out, r.request)
+		}
+	}
+	return out
+}
+
+// firstOfEachKind is a request, with the Origin, for the first URL of every kind.
+func firstOfEachKind(targets []target) []request {
+	var out []request
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if !seen[t.kind] {
+			seen[t.kind] = true
+			out = append(out, request{target: t, origin: true})
 		}
 	}
 	return out
