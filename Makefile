@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
 
@@ -93,6 +93,16 @@ bench-scale: ## p50/p95 of every read route and access-checked admin write at 10
 			-out $(SCALE_DIR)/results-$$n.json || exit 1; \
 	done
 	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
+
+# The public catalog through a caching proxy that obeys only the origin's headers
+# (nginx, infra/edgecache) in front of the local server, on a generated catalog of
+# EDGE_SCALE series; a little over five minutes (it waits for the answers to expire).
+EDGE_DIR   ?= .local-edge
+EDGE_SCALE ?= 10000
+EDGE_PORT  ?= 3600
+bench-edge: ## hit ratio against an ideal cache, origin requests, 304s, edge latency and reads served with PostgreSQL stopped, through nginx
+	@bash infra/scripts/tools.sh edge
+	$(WITHSTACK) -dir $(EDGE_DIR) -- $(GO) run ./infra/cmd/benchedge -scale $(EDGE_SCALE) -port $(EDGE_PORT) -dir $(EDGE_DIR)/bench
 
 # The template's validators: cfn-lint 1.51 and aws-sam-translator 1.110 (the pair
 # `sam validate --lint` runs; python3 -m pip install cfn-lint==1.51.0

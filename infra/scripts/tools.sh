@@ -5,9 +5,10 @@
 # for RDS Proxy: the pooler's test and make bench-scale), and for make bench
 # libvips' vipsthumbnail (the image pipeline's reference) and vips (progressive JPEG,
 # CMYK JPEG and WebP files for the decoder peak table), and wrk (the cdn route beside a
-# trivial server). Needs root for apt-get; otherwise it says what to install.
+# trivial server), and nginx (the caching proxy of make bench-edge, infra/edgecache, and
+# of the cross-origin browser test). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
-# Usage: tools.sh run|test|bench|scale|hugepages
+# Usage: tools.sh run|test|bench|scale|edge|hugepages
 
 # hugepages (make bench-scale): reserve huge pages for PostgreSQL's shared memory, as
 # RDS does by default on its larger instance classes. Without them a new backend's first
@@ -36,11 +37,14 @@ fi
 
 need=()
 need_pgbouncer() { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer); }
+need_nginx() { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx); }
 case "${1:-test}" in
 test)
 	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 	need_pgbouncer
+	need_nginx
 	;;
+edge) need_nginx ;;
 bench)
 	{ command -v vipsthumbnail && command -v vips; } >/dev/null 2>&1 || need+=(libvips-tools)
 	command -v wrk >/dev/null 2>&1 || need+=(wrk)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,15 +29,15 @@ type Group struct {
 	Name  string
 	Build func(ctx context.Context, a *App) ([]httpapi.Route, error)
 	Env   []string // variables beyond CommonEnv that Build reads
-	// Secrets, when set, lays the secrets of SECRETS_ARN over the environment before
-	// the configuration is read (secrets.Environment). Only the groups that hold
-	// secrets set it, so the others do not link the Secrets Manager client (its
-	// package initialisation costs about a millisecond of every cold start).
+	// Secrets lays the secrets of SECRETS_ARN over the environment before the
+	// configuration is read (secrets.Environment): every group sets it, since every
+	// function checks the origin secret (ORIGIN_SECRET).
 	Secrets func(ctx context.Context, getenv func(string) string) (func(string) string, error)
 }
 
 // CommonEnv are the variables every function reads (template.yaml's Globals).
-var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "RELEASE", "DATABASE_URL", "DB_MAX_CONNS", "DB_IAM_AUTH"}
+var CommonEnv = []string{"DB_ENV", "API_URL", "FRONTEND_URL", "CORS_ORIGINS", "LOG_LEVEL", "RELEASE", "DATABASE_URL", "DB_MAX_CONNS", "DB_IAM_AUTH",
+	"ORIGIN_SECRET", "ORIGIN_SECRET_PREVIOUS"}
 
 // App holds the configuration and the lazily created clients of one process.
 type App struct {
@@ -47,6 +48,7 @@ type App struct {
 	Getenv func(string) string
 
 	mu       sync.Mutex
+	internal []string // mux patterns of the Internal routes built (Routes)
 	db       *postgres.DB
 	sessions *auth.Sessions
 	closers  []func()
@@ -70,6 +72,13 @@ func (a *App) Routes(ctx context.Context, gs ...Group) ([]httpapi.Route, error) 
 		}
 		all = append(all, rs...)
 	}
+	a.mu.Lock()
+	for _, rt := range all {
+		if rt.Internal && !slices.Contains(a.internal, rt.MuxPattern()) {
+			a.internal = append(a.internal, rt.MuxPattern())
+		}
+	}
+	a.mu.Unlock()
 	return all, nil
 }
 
@@ -82,15 +91,20 @@ func (a *App) Handler(ctx context.Context, gs ...Group) (http.Handler, error) {
 	return a.Wrap(httpapi.NewMux(routes), 0), nil
 }
 
-// Wrap applies the shared middleware with the configuration's log, origins and
-// REQUEST_TIMEOUT, or budget when that is shorter: the local server gives each route
-// the time its function's invocation would leave it.
+// Wrap applies the shared middleware with the configuration's log, origins, origin
+// secrets and REQUEST_TIMEOUT, or budget when that is shorter: the local server gives
+// each route the time its function's invocation would leave it. The Internal routes
+// of the groups built so far (Routes) are exempt from the origin secret.
 func (a *App) Wrap(h http.Handler, budget time.Duration) http.Handler {
 	timeout := a.Config.RequestTimeout
 	if budget > 0 && (timeout <= 0 || budget < timeout) {
 		timeout = budget
 	}
-	return httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout})
+	a.mu.Lock()
+	internal := slices.Clone(a.internal)
+	a.mu.Unlock()
+	return httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout,
+		OriginSecrets: a.Config.OriginSecrets, OriginExempt: internal})
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the

@@ -4,6 +4,9 @@
 // the changed fields, never cookies, tokens or image data. Refusals (every 403) are
 // recorded by httpapi.Error, with the same message and level (see Refused there).
 //
+// A record made in a request carries the caller's address (client_ip,
+// httpapi.ClientIP).
+//
 // Every text value of a record is bounded (MaxValue characters, the rest replaced by
 // a count) and escaped (control and invisible formatting characters, such as the
 // bidirectional overrides, written as \u{XXXX}), so that a record stays one readable
@@ -56,6 +59,9 @@ func RecordBy(ctx context.Context, actor int64, action, kind string, id int64, c
 			args[i] = clean(c)
 		}
 		attrs = append(attrs, slog.Group("changes", args...))
+	}
+	if addr := httpapi.ClientAddress(ctx); addr != "" {
+		attrs = append(attrs, slog.String("client_ip", addr))
 	}
 	httpapi.Logger(ctx).LogAttrs(ctx, httpapi.LevelAudit, Message, attrs...)
 }

@@ -19,11 +19,7 @@ import (
 	"github.com/mediacatalog/service/shared/imageset"
 )
 
-// Response headers of a served image.
-const (
-	cacheControl = "public, max-age=300, s-maxage=86400"
-	msgSuccess   = "Success"
-)
+const msgSuccess = "Success"
 
 // picture is an image ready to serve, with its header values made once: every
 // response shares them (Header.Set and Add replace or copy a value, never write into
@@ -37,8 +33,8 @@ type picture struct {
 // cacheControlValue is the Cache-Control value every image response shares;
 // staleCacheControlValue that of a picture served stale (serve).
 var (
-	cacheControlValue      = []string{cacheControl}
-	staleCacheControlValue = []string{"public, max-age=60"}
+	cacheControlValue      = []string{httpapi.CacheAvatar}
+	staleCacheControlValue = []string{httpapi.CacheAvatarUnconfirmed}
 )
 
 func newPicture(data []byte, contentType string) *picture {

@@ -2,10 +2,9 @@
 // the internal route that invalidates them. No authentication.
 //
 // Images are served from the bucket, or the default image for a user without one,
-// with a strong ETag (If-None-Match answers 304) and
-// "Cache-Control: public, max-age=300, s-maxage=86400": avatar URLs are not
-// versioned, so browsers keep an image five minutes and CloudFront a day; a change
-// invalidates CloudFront's copies. A request uses the user's image reference as read
+// with a strong ETag (If-None-Match answers 304) and httpapi.CacheAvatar: avatar URLs
+// are not versioned, so browsers keep an image five minutes and CloudFront a day; a
+// change invalidates CloudFront's copies. A request uses the user's image reference as read
 // by a query (one primary-key lookup) that started at most RefMaxAge ago; each
 // container keeps recently served images in memory by that reference (bounded in
 // bytes), so a hot avatar costs no S3 round trip. A change writes a new reference, and
@@ -112,10 +111,10 @@ func Routes(d Deps) []httpapi.Route {
 	case reads.staleFor < 0:
 		reads.staleFor = 0
 	}
-	avatar := handleAvatar(reads, d.Files, newCache(d.CacheBytes), newDefaults())
+	avatar := httpapi.Public(httpapi.CacheAvatar, handleAvatar(reads, d.Files, newCache(d.CacheBytes), newDefaults()))
 	return []httpapi.Route{
 		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
 		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(reads, d.Invalidator, d.Ledger, d.RetryDelay, maxAge)},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(reads, d.Invalidator, d.Ledger, d.RetryDelay, maxAge), Internal: true},
 	}
 }

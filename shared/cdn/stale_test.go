@@ -84,7 +84,7 @@ func TestStale(t *testing.T) {
 				}
 				return
 			}
-			if got := rec.Header().Get("Cache-Control"); got != "public, max-age=60" {
+			if got := rec.Header().Get("Cache-Control"); got != httpapi.CacheAvatarUnconfirmed {
 				t.Errorf("a stale picture's Cache-Control %q", got)
 			}
 			if got := rec.Header().Get("ETag"); got != before {

@@ -7,10 +7,11 @@ import (
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/s3store"
+	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // Group is the cdn function's wiring.
-var Group = app.Group{Name: "cdn", Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES", "CLOUDFRONT_DISTRIBUTION_ID"},
+var Group = app.Group{Name: "cdn", Secrets: secrets.Environment, Env: []string{"S3_BUCKET", "CDN_CACHE_BYTES", "CLOUDFRONT_DISTRIBUTION_ID"},
 	Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
 		db, err := a.DB(ctx)
 		if err != nil {

@@ -28,6 +28,9 @@ const DefaultRequestTimeout = 55 * time.Second
 // local server's write timeout.
 const MaxRequestTimeout = DefaultRequestTimeout
 
+// MinOriginSecret is the shortest origin secret accepted: as long as a signing secret.
+const MinOriginSecret = 32
+
 // Config is the whole configuration. Each part is read by the functions that need it.
 type Config struct {
 	Env         string // DB_ENV
@@ -39,6 +42,10 @@ type Config struct {
 	// Release is the release the function was deployed as (RELEASE, template.yaml),
 	// on every log line of a function.
 	Release string
+	// OriginSecrets are the accepted values of the header CloudFront adds to what it
+	// sends to the origin: ORIGIN_SECRET and, during a rotation, ORIGIN_SECRET_PREVIOUS
+	// (from Secrets Manager). None: requests are not checked (local runs, tests).
+	OriginSecrets []string
 
 	DatabaseURL string
 	// DBMaxConns bounds each process's pool (DB_MAX_CONNS; 0: pgx's default, the
@@ -169,6 +176,18 @@ func Load(getenv func(string) string) (Config, error) {
 	for _, o := range strings.Split(getenv("CORS_ORIGINS"), ",") {
 		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" && o != c.FrontendURL {
 			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
+	}
+	if cur := getenv("ORIGIN_SECRET"); cur != "" {
+		c.OriginSecrets = []string{cur}
+		if prev := getenv("ORIGIN_SECRET_PREVIOUS"); prev != "" && prev != cur {
+			c.OriginSecrets = append(c.OriginSecrets, prev)
+		}
+		for _, s := range c.OriginSecrets {
+			if len(s) < MinOriginSecret {
+				p.errs = append(p.errs, fmt.Sprintf("ORIGIN_SECRET and ORIGIN_SECRET_PREVIOUS must be at least %d bytes", MinOriginSecret))
+				break
+			}
 		}
 	}
 	if c.RequestTimeout > MaxRequestTimeout {

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,39 @@ func TestAvatarNotifier(t *testing.T) {
 				t.Errorf("notifier %q to %q / %q, want %q to %q / %q", c.AvatarNotifier, c.CDNURL, c.CDNFunctionName, tc.kind, tc.url, tc.function)
 			}
 		})
+	}
+}
+
+// TestOriginSecrets: ORIGIN_SECRET turns the check on; ORIGIN_SECRET_PREVIOUS is
+// accepted beside it (a rotation) but never alone; a short value is refused.
+func TestOriginSecrets(t *testing.T) {
+	long, other := strings.Repeat("a", 32), strings.Repeat("b", 40)
+	tests := []struct {
+		now, previous string
+		want          []string
+		err           bool
+	}{
+		{"", "", nil, false},
+		{"", other, nil, false},
+		{long, "", []string{long}, false},
+		{long, other, []string{long, other}, false},
+		{long, long, []string{long}, false},
+		{"short", "", nil, true},
+		{long, "short", nil, true},
+	}
+	for _, tc := range tests {
+		cfg, err := config.Load(func(k string) string {
+			return map[string]string{"ORIGIN_SECRET": tc.now, "ORIGIN_SECRET_PREVIOUS": tc.previous}[k]
+		})
+		if (err != nil) != tc.err {
+			t.Errorf("%q, %q: error %v, want one: %v", tc.now, tc.previous, err, tc.err)
+			continue
+		}
+		if err != nil && (strings.Contains(err.Error(), "short") || strings.Contains(err.Error(), long)) {
+			t.Errorf("the error quotes a secret: %v", err)
+		}
+		if !tc.err && !slices.Equal(cfg.OriginSecrets, tc.want) {
+			t.Errorf("%q, %q: OriginSecrets %q, want %q", tc.now, tc.previous, cfg.OriginSecrets, tc.want)
+		}
 	}
 }

@@ -28,20 +28,27 @@ type Options struct {
 	// RequestTimeout bounds each request's work (config.RequestTimeout); under Lambda
 	// the invocation's deadline minus LambdaMargin bounds it too. Zero: only Lambda's.
 	RequestTimeout time.Duration
+	// OriginSecrets are the accepted values of the origin secret (originsecret.go);
+	// none: every request is let in. OriginExempt are the mux patterns of the routes
+	// that take no origin secret.
+	OriginSecrets []string
+	OriginExempt  []string
 }
 
 // Wrap applies the shared middleware, outermost first: the request's work context
 // (its deadline, deadline.go, and its logger with the request id) and request line,
-// gzip compression (compress.go), panic recovery into a 500 Response Model, CORS, the
-// guard of writes (from the frontend only, bodies as JSON only: origin.go), and the
-// refusal of path and query text that is not valid UTF-8 or holds NUL.
+// the private Cache-Control of every answer not declared public (cache.go), the origin
+// secret and the caller's address (originsecret.go), gzip compression (compress.go),
+// panic recovery into a 500 Response Model, CORS, the guard of writes (from the
+// frontend only, bodies as JSON only: origin.go), and the refusal of path and query
+// text that is not valid UTF-8 or holds NUL.
 func Wrap(h http.Handler, opts Options) http.Handler {
 	log := opts.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	return logRequests(log, opts.RequestTimeout, Compress(recoverPanics(cors(opts.CORSOrigins,
-		guardWrites(opts.CORSOrigins, checkText(h))))))
+	return logRequests(log, opts.RequestTimeout, privateByDefault(checkOrigin(opts.OriginSecrets, opts.OriginExempt, Compress(recoverPanics(cors(opts.CORSOrigins,
+		guardWrites(opts.CORSOrigins, checkText(h))))))))
 }
 
 type requestIDKey struct{}
@@ -200,6 +207,7 @@ type requestLogger struct {
 	base       *slog.Logger
 	ctx        context.Context // the request's, for its id
 	errorsOnly bool            // LogErrorsOnly
+	client     string          // the caller's address (ClientIP), set by checkOrigin
 	idOnce     sync.Once
 	id         string
 	once       sync.Once

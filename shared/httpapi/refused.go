@@ -24,7 +24,8 @@ func Refused(r *http.Request, why string) { refused(r, why) }
 
 // refused records a 403 as an audit record (level AUDIT, action "refused"): the actor
 // (0 when not known yet, as for a cross-site write refused before authentication),
-// the route's pattern, the target's path id (0 when the route has none) and why, so
+// the route's pattern, the target's path id (0 when the route has none), the caller's
+// address (ClientIP) and why, so
 // that every refused attempt can be attributed. Error calls it for every 403, so the
 // permission checks of the routes and the access rules of the stores are both on the
 // record. why is the refusal's cause, written by our code with ids only.
@@ -49,6 +50,7 @@ func refused(r *http.Request, why string) {
 	if why != "" {
 		attrs = append(attrs, slog.String("reason", why))
 	}
+	attrs = append(attrs, slog.String("client_ip", ClientIP(r)))
 	Logger(r.Context()).LogAttrs(r.Context(), LevelAudit, AuditMessage, attrs...)
 }
 

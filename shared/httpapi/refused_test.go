@@ -15,7 +15,8 @@ import (
 )
 
 // TestRefusalsRecorded: every 403 is an audit record (level AUDIT, msg audit, action
-// refused) with the actor, the route and the target; other errors are not. Before
+// refused) with the actor, the route, the target and the caller's address; other
+// errors are not. Before
 // issue 26 a 403 was a debug line, or nothing.
 func TestRefusalsRecorded(t *testing.T) {
 	tests := []struct {
@@ -29,12 +30,12 @@ func TestRefusalsRecorded(t *testing.T) {
 	}{
 		{"a rule's refusal", "POST", "/things/edit/7", nil,
 			apperr.Wrap(apperr.Forbidden, apperr.MsgForbidden, errors.New("user 5 is not a full admin")), 5,
-			`"actor_id":5,"action":"refused","route":"POST /things/edit/{id}","target":{"id":7},"reason":"user 5 is not a full admin"`},
+			`"actor_id":5,"action":"refused","route":"POST /things/edit/{id}","target":{"id":7},"reason":"user 5 is not a full admin","client_ip":"192.0.2.1"`},
 		{"a refusal without a cause", "POST", "/things/edit/8", nil, apperr.New(apperr.Forbidden, apperr.MsgForbidden), 6,
-			`"actor_id":6,"action":"refused","route":"POST /things/edit/{id}","target":{"id":8}}`},
+			`"actor_id":6,"action":"refused","route":"POST /things/edit/{id}","target":{"id":8},"client_ip":"192.0.2.1"}`},
 		{"a cross-site write, before anyone is known", "POST", "/things/edit/9",
 			map[string]string{"Origin": "https://evil.example", "Cookie": "refreshToken=x"}, nil, 0,
-			`"actor_id":0,"action":"refused","route":"POST /things/edit/9","target":{"id":0}}`},
+			`"actor_id":0,"action":"refused","route":"POST /things/edit/9","target":{"id":0},"client_ip":"192.0.2.1"}`},
 		{"refused before routing, a path with a right-to-left override", "POST", "/things/edit/%E2%80%AEx%0A",
 			map[string]string{"Origin": "https://evil.example", "Cookie": "refreshToken=x"}, nil, 0,
 			`"route":"POST /things/edit/%E2%80%AEx%0A"`},

@@ -36,15 +36,16 @@ const (
 
 // envOptions adjust the service under test.
 type envOptions struct {
-	limit       int      // rate limit per window; 0: high enough never to matter
-	unconfigure []string // providers left without credentials
-	frontend    string   // "" is testFrontend
-	apiURL      string   // "" is testAPIURL
-	consentPage bool     // stand-ins show their HTML consent page
-	limiter     oauth.Limiter
-	counter     *postgres.QueryCounter
-	logs        io.Writer // JSON logs of the requests; nil discards them
-	secure      bool      // the cookies of every environment but DB_ENV=local
+	limit         int      // rate limit per window; 0: high enough never to matter
+	unconfigure   []string // providers left without credentials
+	frontend      string   // "" is testFrontend
+	apiURL        string   // "" is testAPIURL
+	consentPage   bool     // stand-ins show their HTML consent page
+	limiter       oauth.Limiter
+	counter       *postgres.QueryCounter
+	logs          io.Writer // JSON logs of the requests; nil discards them
+	secure        bool      // the cookies of every environment but DB_ENV=local
+	originSecrets []string  // ORIGIN_SECRET and ORIGIN_SECRET_PREVIOUS; none: not checked
 }
 
 // env is the oauth group on a fresh database with the demo data, real DynamoDB tables
@@ -138,7 +139,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.logs != nil {
 		log = slog.New(slog.NewJSONHandler(o.logs, nil))
 	}
-	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: origins})
+	e.h = httpapi.Wrap(httpapi.NewMux(routes), httpapi.Options{Log: log, CORSOrigins: origins, OriginSecrets: o.originSecrets})
 	return e
 }
 

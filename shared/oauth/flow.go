@@ -252,7 +252,7 @@ func (f *flows) failed(w http.ResponseWriter, r *http.Request, page, param strin
 // found answers 302 to location, uncached.
 func found(w http.ResponseWriter, location string) {
 	w.Header().Set("Location", location)
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Cache-Control", httpapi.CachePrivate)
 	w.WriteHeader(http.StatusFound)
 }
 

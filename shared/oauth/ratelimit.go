@@ -20,7 +20,8 @@ const MsgUnavailable = "Service temporarily unavailable"
 // instead of holding the request.
 const limiterTimeout = 3 * time.Second
 
-// rateLimit admits requests while the caller's source address (API Gateway's
+// rateLimit admits requests while the caller's address (httpapi.ClientIP: the viewer's
+// address CloudFront gives a request carrying the origin secret, else API Gateway's
 // requestContext.http.sourceIp, the peer address locally; never X-Forwarded-For) is
 // within the limit, one atomic count per request; IPv6 callers count by their /64
 // (limitKey). Every response carries the IETF
@@ -30,7 +31,7 @@ func rateLimit(l Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), limiterTimeout)
-			d, err := l.Allow(ctx, limitKey(httpapi.SourceIP(r)))
+			d, err := l.Allow(ctx, limitKey(httpapi.ClientIP(r)))
 			cancel()
 			if err != nil {
 				httpapi.Error(w, r, apperr.Wrap(apperr.Unavailable, MsgUnavailable, err))

@@ -172,3 +172,69 @@ func TestRateLimiterUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimitViewerAddress, as an attacker: the limiter counts by the viewer's
+// address CloudFront gives (CloudFront-Viewer-Address) only on a request that carries
+// the origin secret. A forged viewer address without it spends the attacker's own
+// limit (no secret configured) or is refused before the limiter (secret configured);
+// either way the victim keeps the whole of theirs. Through the distribution, viewers
+// behind one edge address each have their own limit.
+func TestRateLimitViewerAddress(t *testing.T) {
+	const (
+		secret   = "origin-secret-for-the-test-0123456789"
+		attacker = "203.0.113.66"
+		victim   = "198.51.100.7"
+		edge     = "192.0.2.200" // a CloudFront edge's address, as the origin sees it
+	)
+	send := func(e *env, conn, viewer, originSecret string) *httptest.ResponseRecorder {
+		req := testenv.Request(http.MethodGet, "/auth/oauth/google", nil)
+		req.RemoteAddr = net.JoinHostPort(conn, "50000")
+		if viewer != "" {
+			req.Header.Set("CloudFront-Viewer-Address", net.JoinHostPort(viewer, "443"))
+		}
+		if originSecret != "" {
+			req.Header.Set("X-Origin-Verify", originSecret)
+		}
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		return rec
+	}
+	t.Run("no secret configured", func(t *testing.T) {
+		e := newEnv(t, envOptions{limit: 20})
+		for i := 1; i <= 21; i++ {
+			rec := send(e, attacker, victim, "")
+			if want := map[bool]int{true: http.StatusFound, false: http.StatusTooManyRequests}[i <= 20]; rec.Code != want {
+				t.Fatalf("attacker's request %d: %d, want %d", i, rec.Code, want)
+			}
+		}
+		rec := send(e, victim, "", "")
+		if rec.Code != http.StatusFound {
+			t.Fatalf("the victim got %d, want 302", rec.Code)
+		}
+		wantRateHeaders(t, rec.Header(), 19)
+	})
+	t.Run("secret configured", func(t *testing.T) {
+		e := newEnv(t, envOptions{limit: 20, originSecrets: []string{secret}})
+		for range 30 {
+			if rec := send(e, attacker, victim, ""); rec.Code != http.StatusForbidden {
+				t.Fatalf("without the secret: %d, want 403", rec.Code)
+			}
+			if rec := send(e, attacker, victim, "wrong-"+secret); rec.Code != http.StatusForbidden {
+				t.Fatalf("with a wrong secret: %d, want 403", rec.Code)
+			}
+		}
+		// Through the distribution: the attacker spends their own limit...
+		for i := 1; i <= 21; i++ {
+			rec := send(e, edge, attacker, secret)
+			if want := map[bool]int{true: http.StatusFound, false: http.StatusTooManyRequests}[i <= 20]; rec.Code != want {
+				t.Fatalf("attacker's request %d through the edge: %d, want %d", i, rec.Code, want)
+			}
+		}
+		// ...and the victim behind the same edge address has the whole of theirs.
+		rec := send(e, edge, victim, secret)
+		if rec.Code != http.StatusFound {
+			t.Fatalf("the victim through the edge got %d, want 302", rec.Code)
+		}
+		wantRateHeaders(t, rec.Header(), 19)
+	})
+}

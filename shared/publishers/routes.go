@@ -26,9 +26,9 @@ type Deps struct {
 // Routes is the group's whole API.
 func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
-		{Pattern: "GET /publishers", Handler: handlePublishers(d.Store)},
-		{Pattern: "GET /publisher/slug/{slug}", Handler: handlePublisher(d.Store)},
-		{Pattern: "GET /publisher/random", Handler: handleRandomPublisher(d.Store)},
-		{Pattern: "GET /publisher/publications/{id}", Handler: handlePublications(d.Store)},
+		{Pattern: "GET /publishers", Handler: httpapi.Public(httpapi.CacheCatalog, handlePublishers(d.Store))},
+		{Pattern: "GET /publisher/slug/{slug}", Handler: httpapi.Public(httpapi.CacheCatalog, handlePublisher(d.Store))},
+		{Pattern: "GET /publisher/random", Handler: httpapi.Public(httpapi.CacheRandom, handleRandomPublisher(d.Store))},
+		{Pattern: "GET /publisher/publications/{id}", Handler: httpapi.Public(httpapi.CacheCatalog, handlePublications(d.Store))},
 	}
 }

@@ -5,10 +5,11 @@ import (
 
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/secrets"
 )
 
 // Group is the tags function's wiring.
-var Group = app.Group{Name: "tags", Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
+var Group = app.Group{Name: "tags", Secrets: secrets.Environment, Build: func(ctx context.Context, a *app.App) ([]httpapi.Route, error) {
 	db, err := a.DB(ctx)
 	if err != nil {
 		return nil, err

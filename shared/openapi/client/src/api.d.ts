@@ -1324,6 +1324,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description Not modified (If-None-Match named the current ETag); no body */
+        NotModified: {
+            headers: {
+                ETag: string;
+                "Cache-Control": string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Required parameters missing; or a request body that is not declared as application/json (Content-Type must be application/json); or `Invalid <field>: ...` when a text is longer than its maxLength (in characters), holds control or invisible formatting characters (names: Unicode Cc, Cf, Co, Zl, Zp, variation selectors and other default-ignorable characters; descriptions may hold line breaks and tabs but no bidirectional embeddings, overrides or isolates), or a link is not an http or https address */
         BadRequest: {
             headers: {
@@ -1440,12 +1449,16 @@ export interface operations {
             /** @description The client's tags */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Tag"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DependencyUnavailable"];
@@ -1466,12 +1479,16 @@ export interface operations {
             /** @description The tag */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TagDetail"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             /** @description Tag not found */
             404: {
@@ -1510,12 +1527,16 @@ export interface operations {
             /** @description The page of the client's publishers */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PublisherListItem"][];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DependencyUnavailable"];
@@ -1535,12 +1556,16 @@ export interface operations {
             /** @description The publisher */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PublisherDetail"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             /** @description Publisher not found */
             404: {
@@ -1570,12 +1595,16 @@ export interface operations {
             /** @description A publisher slug, as a JSON string */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=0, s-maxage=0, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": string;
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             /** @description Publisher not found (the client has no publishers) */
             404: {
@@ -1616,12 +1645,16 @@ export interface operations {
             /** @description The page; max is the number of all matching series, from the offset, to the offset plus the number returned */
             200: {
                 headers: {
+                    /** @description Weak entity tag of the answer */
+                    ETag: string;
+                    "Cache-Control": "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PublicationPage"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DependencyUnavailable"];
@@ -2043,8 +2076,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    /** @description public, max-age=60 for a picture served while the database cannot confirm it */
-                    "Cache-Control": "public, max-age=300, s-maxage=86400" | "public, max-age=60";
+                    /** @description the second value for a picture served while the database cannot confirm it */
+                    "Cache-Control": "public, max-age=300, s-maxage=86400, stale-while-revalidate=60, stale-if-error=86400" | "public, max-age=60, s-maxage=60";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };
@@ -2088,8 +2121,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of the bytes */
                     ETag: string;
-                    /** @description public, max-age=60 for a picture served while the database cannot confirm it */
-                    "Cache-Control": "public, max-age=300, s-maxage=86400" | "public, max-age=60";
+                    /** @description the second value for a picture served while the database cannot confirm it */
+                    "Cache-Control": "public, max-age=300, s-maxage=86400, stale-while-revalidate=60, stale-if-error=86400" | "public, max-age=60, s-maxage=60";
                     "Content-Length"?: number;
                     [name: string]: unknown;
                 };

@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// How long browsers and shared caches (CloudFront, any proxy) may keep an answer: the
+// one place of the service's Cache-Control values. docs/behaviour.md has the table.
+//
+// Every answer starts as CachePrivate (privateByDefault): authenticated answers,
+// writes, redirects and errors raised before a route is chosen stay there. A public
+// read route declares its policy with Public, which decides by the answer's status.
+const (
+	// CachePrivate is every answer that no shared cache may keep: authenticated ones,
+	// writes, 5xx, and anything carrying Set-Cookie.
+	CachePrivate = "private, no-store"
+	// CacheCatalog is a public catalog read: browsers a minute, the edge four minutes,
+	// then one more in the background while it revalidates, so a catalog change is
+	// seen within five minutes; during an origin failure the edge keeps serving what
+	// it has for a day.
+	CacheCatalog = "public, max-age=60, s-maxage=240, stale-while-revalidate=60, stale-if-error=86400"
+	// CacheRandom is GET /publisher/random: every request is a new draw, so neither a
+	// browser nor the edge reuses an answer while the origin answers (max-age and
+	// s-maxage 0: a cache revalidates each time, and a 304 says the draw came out the
+	// same); any publisher is a right answer, so during an origin failure the edge may
+	// serve the last draw for a day.
+	CacheRandom = "public, max-age=0, s-maxage=0, stale-if-error=86400"
+	// CacheAvatar is a profile image: URLs are not versioned, so browsers keep it five
+	// minutes; CloudFront a day, since a change invalidates its copies.
+	CacheAvatar = "public, max-age=300, s-maxage=86400, stale-while-revalidate=60, stale-if-error=86400"
+	// CacheAvatarUnconfirmed is a profile image the cdn serves from its container while
+	// the database cannot confirm it is still the user's: a minute everywhere, so
+	// caches ask again soon after the database is back.
+	CacheAvatarUnconfirmed = "public, max-age=60, s-maxage=60"
+	// CacheMissing is a public read's 4xx (404 of an unknown id or slug, 400 of a
+	// malformed query): short, so that what is created is found within a minute, and
+	// never served stale.
+	CacheMissing = "public, max-age=60, s-maxage=60"
+)
+
+// Header values made once; Header.Set and Add never write into a value they find.
+var (
+	cachePrivate = []string{CachePrivate}
+	cacheMissing = []string{CacheMissing}
+)
+
+// privateByDefault makes CachePrivate every answer's Cache-Control until a route says
+// otherwise (Public), so that no answer is cacheable unless declared so.
+func privateByDefault(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Cache-Control"] = cachePrivate
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Public serves a public read route under the Cache-Control value policy (one of the
+// Cache constants), by the answer's status:
+//   - 2xx: policy, with an ETag. A handler that sets its own ETag before answering
+//     (the avatars) answers conditional requests itself and is passed through; any
+//     other answer is held, given a weak ETag of its bytes (weak: the same ETag names
+//     the gzip and the plain form, Compress) and written by http.ServeContent, whose
+//     conditional-request logic answers a matching If-None-Match with 304 and HEAD
+//     without a body. Range is not served: the answer is always whole.
+//   - 4xx: CacheMissing, with an ETag.
+//   - 5xx: CachePrivate (never cached; CloudFront serves its stale copy instead).
+//
+// An answer carrying Set-Cookie is CachePrivate whatever its status: a shared cache
+// would hand the cookie to everyone.
+func Public(policy string, next http.Handler) http.Handler {
+	value := []string{policy}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pw := &publicWriter{ResponseWriter: w, policy: value}
+		next.ServeHTTP(pw, r)
+		pw.finish(r)
+	})
+}
+
+// publicWriter decides an answer's caching when its status is known (WriteHeader or
+// the first Write), then either passes the answer through or holds it for finish.
+type publicWriter struct {
+	http.ResponseWriter
+	policy  []string
+	status  int
+	decided bool
+	held    *bytes.Buffer // the body of a held answer
+}
+
+var heldBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (w *publicWriter) WriteHeader(code int) {
+	if w.decided || code < http.StatusOK {
+		if !w.decided {
+			w.ResponseWriter.WriteHeader(code) // informational: the answer follows
+		}
+		return
+	}
+	w.decided = true
+	w.status = code
+	h := w.Header()
+	switch {
+	case h["Set-Cookie"] != nil || code >= http.StatusInternalServerError:
+		h["Cache-Control"] = cachePrivate
+	case code == http.StatusNotModified || (code < http.StatusMultipleChoices && h["Etag"] != nil):
+		// The handler answers conditional requests itself. It may have chosen a
+		// shorter public lifetime for this one answer (the cdn's picture that the
+		// database could not confirm); otherwise the route's policy.
+		if v := h["Cache-Control"]; len(v) != 1 || !strings.HasPrefix(v[0], "public") {
+			h["Cache-Control"] = w.policy
+		}
+	case code >= http.StatusMultipleChoices && code < http.StatusBadRequest:
+		h["Cache-Control"] = cachePrivate // a redirect is no public read's answer
+	default:
+		w.held = heldBodies.Get().(*bytes.Buffer)
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *publicWriter) Write(b []byte) (int, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.held != nil {
+		return w.held.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ReadFrom keeps io.ReaderFrom visible to http.ServeContent's copy (copyBody).
+func (w *publicWriter) ReadFrom(src io.Reader) (int64, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.held != nil {
+		return w.held.ReadFrom(src)
+	}
+	return copyBody(w.ResponseWriter, src)
+}
+
+func (w *publicWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes a held answer.
+func (w *publicWriter) finish(r *http.Request) {
+	if w.held == nil {
+		return
+	}
+	body := w.held
+	defer func() {
+		w.held = nil
+		body.Reset()
+		heldBodies.Put(body)
+	}()
+	h := w.Header()
+	if h["Set-Cookie"] != nil { // set after the first write, still unsent
+		h["Cache-Control"] = cachePrivate
+		w.ResponseWriter.WriteHeader(w.status)
+		_, _ = w.ResponseWriter.Write(body.Bytes())
+		return
+	}
+	sum := sha256.Sum256(body.Bytes())
+	h["Etag"] = []string{`W/"` + hex.EncodeToString(sum[:16]) + `"`}
+	if w.status != http.StatusOK {
+		h["Cache-Control"] = cacheMissing
+		if w.status < http.StatusBadRequest {
+			h["Cache-Control"] = w.policy // another 2xx
+		}
+		w.ResponseWriter.WriteHeader(w.status)
+		_, _ = w.ResponseWriter.Write(body.Bytes())
+		return
+	}
+	h["Cache-Control"] = w.policy
+	ServeWhole(w.ResponseWriter, r, body.Bytes())
+}
+
+// ServeWhole writes body as a 200 through http.ServeContent, whose conditional-request
+// logic answers an If-None-Match naming the ETag already set (weak comparison, "*"
+// included) with 304, keeping ETag and Cache-Control. The Range header is dropped, so
+// the answer is the whole body: a public answer is small, and a plain-text 416 would
+// stand beside the Response Model.
+func ServeWhole(w http.ResponseWriter, r *http.Request, body []byte) {
+	if r.Header.Get("Range") != "" {
+		whole := *r
+		whole.Header = r.Header.Clone()
+		whole.Header.Del("Range")
+		r = &whole
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}
