@@ -18,6 +18,7 @@ import (
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Group is one route group, served by one Lambda function. Build makes its routes
@@ -67,6 +68,9 @@ func (a *App) Routes(ctx context.Context, gs ...Group) ([]httpapi.Route, error) 
 		if err != nil {
 			return nil, fmt.Errorf("app: build %s: %w", g.Name, err)
 		}
+		for i := range rs {
+			rs[i].Handler = telemetry.Route(rs[i].Pattern, rs[i].Handler)
+		}
 		all = append(all, rs...)
 	}
 	return all, nil
@@ -89,7 +93,8 @@ func (a *App) Wrap(h http.Handler, budget time.Duration) http.Handler {
 	if budget > 0 && (timeout <= 0 || budget < timeout) {
 		timeout = budget
 	}
-	return httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout})
+	return telemetry.Middleware(httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout}),
+		httpapi.RequestID)
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the
@@ -113,7 +118,8 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 func (a *App) dbOptions() []postgres.Option {
 	// Each database call's own deadline: a frozen database gets an answer in seconds,
 	// whatever the function's timeout or REQUEST_TIMEOUT.
-	opts := []postgres.Option{postgres.WithCallDeadline(postgres.CallTimeout)}
+	// The statements' spans and metrics first: the deadline wraps the tracer before it.
+	opts := []postgres.Option{postgres.WithTracer(telemetry.PgxTracer()), postgres.WithCallDeadline(postgres.CallTimeout)}
 	if a.Config.DBMaxConns > 0 {
 		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
 	}

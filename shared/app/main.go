@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Main is the whole body of a function's main: it serves one route group, under
@@ -46,7 +47,10 @@ func Run(ctx context.Context, group Group, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	log := lambdahttp.NewLogger(cfg.LogLevel).With("function", group.Name)
+	if lambdahttp.UnderLambda(getenv) {
+		telemetry.Setup(telemetry.FromEnv(group.Name, getenv))
+	}
+	log := lambdahttp.NewLogger(lambdahttp.LogLevel(getenv, cfg.LogLevel)).With("function", group.Name)
 	a := New(cfg, log)
 	a.Getenv = getenv
 	defer a.Close()

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // ErrNoCredentials is returned on the first AWS call when the environment holds none.
@@ -48,7 +49,7 @@ func ForEndpoint(region, endpoint string, getenv func(string) string) aws.Config
 }
 
 func build(region string, overridden bool, getenv func(string) string) aws.Config {
-	awsCfg := aws.Config{Region: region}
+	awsCfg := aws.Config{Region: region, APIOptions: telemetry.AWSOptions}
 	id, secret, token := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN")
 	switch {
 	case id != "" && secret != "":

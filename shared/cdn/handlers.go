@@ -17,6 +17,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/imageset"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Response headers of a served image.
@@ -167,8 +168,10 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 		last = ref
 		key := cacheKey{ref: ref, res: res}
 		if pic, ok := c.get(key); ok {
+			telemetry.Add(ctx, telemetry.MetricCacheHit, 1)
 			return pic, nil
 		}
+		telemetry.Add(ctx, telemetry.MetricCacheMiss, 1)
 		set, err := imageset.ParseRef(ref)
 		if err != nil {
 			return nil, fmt.Errorf("profile image of user %d: %w", id, err)

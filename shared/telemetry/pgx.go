@@ -1,0 +1,148 @@
+package telemetry
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// StatementPackage is the package whose functions send the service's statements: a
+// statement's span is named by the function that sent it ("postgres.(*DB).Tags"), and
+// carries its file and line, never its arguments.
+const StatementPackage = "github.com/mediacatalog/service/shared/postgres."
+
+// PgxTracer is the pgx tracer of the service's pool: otelpgx's spans (the statement's
+// text as db.query.text, its error, its rows), named by the store function that sent
+// the statement; and each statement's time and count added to its request's metrics.
+func PgxTracer() pgx.QueryTracer {
+	return &pgxTracer{inner: otelpgx.NewTracer(
+		otelpgx.WithSpanNameCtxFunc(func(ctx context.Context, _ string) string {
+			if c, ok := ctx.Value(callKey{}).(*call); ok && c.name != "" {
+				return c.name
+			}
+			return "statement"
+		}),
+		otelpgx.WithDisableConnectionDetailsInAttributes(),
+	)}
+}
+
+type pgxTracer struct{ inner *otelpgx.Tracer }
+
+type callKey struct{}
+
+// call is one statement: when it started and which function sent it.
+type call struct {
+	start      time.Time
+	name, file string
+	line       int
+}
+
+func (t *pgxTracer) begin(ctx context.Context) context.Context {
+	c := &call{start: time.Now()}
+	if trace.SpanFromContext(ctx).IsRecording() {
+		c.name, c.file, c.line = caller()
+	}
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+func (t *pgxTracer) finish(ctx context.Context) {
+	c, ok := ctx.Value(callKey{}).(*call)
+	if !ok {
+		return
+	}
+	if st := stateOf(ctx); st != nil {
+		st.db.mu.Lock()
+		st.db.time += time.Since(c.start)
+		st.db.count++
+		st.db.mu.Unlock()
+	}
+}
+
+// located adds the sender's file and line to the statement's span.
+func located(ctx context.Context) {
+	c, ok := ctx.Value(callKey{}).(*call)
+	if !ok || c.file == "" {
+		return
+	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("code.file.path", c.file),
+		attribute.Int("code.line.number", c.line))
+}
+
+func (t *pgxTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	ctx = t.inner.TraceQueryStart(t.begin(ctx), conn, data)
+	located(ctx)
+	return ctx
+}
+
+func (t *pgxTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
+	t.inner.TraceQueryEnd(ctx, conn, data)
+	t.finish(ctx)
+}
+
+func (t *pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	ctx = t.inner.TraceBatchStart(t.begin(ctx), conn, data)
+	located(ctx)
+	return ctx
+}
+
+func (t *pgxTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
+	t.inner.TraceBatchQuery(ctx, conn, data)
+}
+
+func (t *pgxTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
+	t.inner.TraceBatchEnd(ctx, conn, data)
+	t.finish(ctx)
+}
+
+func (t *pgxTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
+	ctx = t.inner.TraceCopyFromStart(t.begin(ctx), conn, data)
+	located(ctx)
+	return ctx
+}
+
+func (t *pgxTracer) TraceCopyFromEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromEndData) {
+	t.inner.TraceCopyFromEnd(ctx, conn, data)
+	t.finish(ctx)
+}
+
+// A prepare (describe) is part of its statement's time; its span is otelpgx's.
+func (t *pgxTracer) TracePrepareStart(ctx context.Context, conn *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
+	return t.inner.TracePrepareStart(ctx, conn, data)
+}
+
+func (t *pgxTracer) TracePrepareEnd(ctx context.Context, conn *pgx.Conn, data pgx.TracePrepareEndData) {
+	t.inner.TracePrepareEnd(ctx, conn, data)
+}
+
+// caller is the innermost function of StatementPackage on the stack, with its file and
+// line: the store function that sent the statement (past the package's transaction
+// helper, so that a transaction's begin and commit are named by their store function).
+func caller() (name, file string, line int) {
+	var pcs [32]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if rest, ok := strings.CutPrefix(f.Function, StatementPackage); ok && !strings.HasPrefix(rest, "(*callDeadline)") &&
+			!strings.HasPrefix(rest, "(*DB).inTx") {
+			return "postgres." + rest, trimPath(f.File), f.Line
+		}
+		if !more {
+			return "", "", 0
+		}
+	}
+}
+
+// trimPath is file from the module's root ("shared/postgres/tags.go").
+func trimPath(file string) string {
+	if i := strings.Index(file, "shared/"); i >= 0 {
+		return file[i:]
+	}
+	return file
+}

@@ -1,0 +1,245 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// XRayExporter sends spans to the X-Ray daemon as segment documents, one UDP datagram
+// each, in the daemon's protocol: a header line and the document's JSON
+// (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-sendingdata.html).
+//
+// It is ours because OpenTelemetry's Go exporters speak OTLP, which needs a collector
+// (the ADOT layer, which costs every cold start), and aws-otel-go's UDP exporter is not
+// available to this build. A span whose parent is remote (Lambda's own segment) or
+// local becomes a subsegment naming its parent; a span without a parent, as the local
+// server's are, a segment of its own.
+type XRayExporter struct {
+	addr string
+	mu   sync.Mutex
+	conn net.Conn
+}
+
+// NewXRayExporter sends to addr: AWS_XRAY_DAEMON_ADDRESS, "host:port" or the daemon's
+// "tcp:host:port udp:host:port" form, of which the UDP address is used.
+func NewXRayExporter(addr string) *XRayExporter {
+	for f := range strings.FieldsSeq(addr) {
+		if a, ok := strings.CutPrefix(f, "udp:"); ok {
+			addr = a
+		}
+	}
+	return &XRayExporter{addr: addr}
+}
+
+const xrayHeader = "{\"format\": \"json\", \"version\": 1}\n"
+
+// ExportSpans writes one datagram per span. The daemon takes datagrams of up to 64 KB;
+// a document over it is not sent (errors.Join reports it).
+func (e *XRayExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn == nil {
+		c, err := net.Dial("udp", e.addr)
+		if err != nil {
+			return err
+		}
+		e.conn = c
+	}
+	var errs []error
+	buf := make([]byte, 0, 2048)
+	for _, s := range spans {
+		doc, err := json.Marshal(segment(s))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		buf = append(append(buf[:0], xrayHeader...), doc...)
+		if _, err := e.conn.Write(buf); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Shutdown closes the socket.
+func (e *XRayExporter) Shutdown(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn == nil {
+		return nil
+	}
+	err := e.conn.Close()
+	e.conn = nil
+	return err
+}
+
+// Segment is an X-Ray segment or subsegment document, with the fields this service
+// sets (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html).
+type Segment struct {
+	Type        string            `json:"type,omitempty"`
+	Name        string            `json:"name"`
+	ID          string            `json:"id"`
+	TraceID     string            `json:"trace_id"`
+	ParentID    string            `json:"parent_id,omitempty"`
+	StartTime   float64           `json:"start_time"`
+	EndTime     float64           `json:"end_time"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Error       bool              `json:"error,omitempty"`
+	Fault       bool              `json:"fault,omitempty"`
+	Throttle    bool              `json:"throttle,omitempty"`
+	Cause       *Cause            `json:"cause,omitempty"`
+	HTTP        *SegmentHTTP      `json:"http,omitempty"`
+	AWS         map[string]any    `json:"aws,omitempty"`
+	SQL         map[string]string `json:"sql,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Metadata    map[string]any    `json:"metadata,omitempty"`
+}
+
+// Cause is a failed span's message.
+type Cause struct {
+	Exceptions []Exception `json:"exceptions"`
+}
+
+// Exception is one error of a Cause.
+type Exception struct {
+	Message string `json:"message"`
+}
+
+// SegmentHTTP is the HTTP request and answer of a segment.
+type SegmentHTTP struct {
+	Request  map[string]string `json:"request,omitempty"`
+	Response map[string]int    `json:"response,omitempty"`
+}
+
+// segment maps a span to its X-Ray document: the route as an annotation (indexed, for
+// filter expressions such as annotation.route = "GET /tags"), SQL, AWS and HTTP
+// attributes in X-Ray's own fields, the rest as metadata.
+func segment(s sdktrace.ReadOnlySpan) Segment {
+	sc := s.SpanContext()
+	seg := Segment{
+		Name:      xrayName(s.Name()),
+		ID:        sc.SpanID().String(),
+		TraceID:   xrayTraceID(sc.TraceID()),
+		StartTime: float64(s.StartTime().UnixMicro()) / 1e6,
+		EndTime:   float64(s.EndTime().UnixMicro()) / 1e6,
+	}
+	if p := s.Parent(); p.IsValid() {
+		seg.Type, seg.ParentID = "subsegment", p.SpanID().String()
+	}
+	if s.SpanKind() == trace.SpanKindClient {
+		seg.Namespace = "remote"
+	}
+	status := 0
+	meta := map[string]any{}
+	for _, kv := range s.Attributes() {
+		k, v := string(kv.Key), kv.Value
+		switch k {
+		case "http.route":
+			seg.annotate("route", v.AsString())
+		case "http.request.method":
+			seg.http().Request["method"] = v.AsString()
+		case "url.full":
+			// Without the query: it may carry codes and tokens.
+			u, _, _ := strings.Cut(v.AsString(), "?")
+			seg.http().Request["url"] = u
+		case "http.response.status_code":
+			status = int(v.AsInt64())
+			seg.http().Response = map[string]int{"status": status}
+		case "db.query.text":
+			seg.sql()["sanitized_query"] = v.AsString()
+		case "db.system.name", "db.system":
+			seg.sql()["database_type"] = v.AsString()
+		case "rpc.system":
+			if v.AsString() == "aws-api" {
+				seg.Namespace = "aws"
+			}
+		case "rpc.method":
+			seg.aws()["operation"] = v.AsString()
+		case "cloud.region":
+			seg.aws()["region"] = v.AsString()
+		case "aws.request_id":
+			seg.aws()["request_id"] = v.AsString()
+		default:
+			if v.Type() != attribute.INVALID {
+				meta[k] = v.AsInterface()
+			}
+		}
+	}
+	if len(meta) > 0 {
+		seg.Metadata = map[string]any{"default": meta}
+	}
+	switch {
+	case status == 429:
+		seg.Error, seg.Throttle = true, true
+	case status >= 500:
+		seg.Fault = true
+	case status >= 400:
+		seg.Error = true
+	case s.Status().Code == codes.Error:
+		seg.Fault = true
+	}
+	if s.Status().Code == codes.Error && s.Status().Description != "" {
+		seg.Cause = &Cause{Exceptions: []Exception{{Message: s.Status().Description}}}
+	}
+	return seg
+}
+
+func (s *Segment) annotate(k, v string) {
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[k] = v
+}
+
+func (s *Segment) http() *SegmentHTTP {
+	if s.HTTP == nil {
+		s.HTTP = &SegmentHTTP{Request: map[string]string{}}
+	}
+	return s.HTTP
+}
+
+func (s *Segment) sql() map[string]string {
+	if s.SQL == nil {
+		s.SQL = map[string]string{}
+	}
+	return s.SQL
+}
+
+func (s *Segment) aws() map[string]any {
+	if s.AWS == nil {
+		s.AWS = map[string]any{}
+	}
+	return s.AWS
+}
+
+// xrayName keeps the characters X-Ray accepts in a name (letters, digits, spaces and
+// _ . : / % & # = + \ - @), with a route's {param} written :param, within 200 bytes.
+func xrayName(name string) string {
+	b := make([]rune, 0, len(name))
+	for _, r := range name {
+		switch {
+		case r == '{':
+			b = append(b, ':')
+		case r == '}':
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r > 127,
+			strings.ContainsRune(" _.:/%&#=+\\-@", r):
+			b = append(b, r)
+		default:
+			b = append(b, '_')
+		}
+	}
+	s := string(b)
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
