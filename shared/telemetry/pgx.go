@@ -28,6 +28,7 @@ func PgxTracer() pgx.QueryTracer {
 			}
 			return "statement"
 		}),
+		otelpgx.WithQuerySpanNamePrefix(), // "query …", "prepare …", "batch query …"
 		otelpgx.WithDisableConnectionDetailsInAttributes(),
 	)}
 }
@@ -51,17 +52,20 @@ func (t *pgxTracer) begin(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }
 
-func (t *pgxTracer) finish(ctx context.Context) {
-	c, ok := ctx.Value(callKey{}).(*call)
-	if !ok {
+// finish adds the call's time to its request's, and statements to its count.
+func (t *pgxTracer) finish(ctx context.Context, statements int) {
+	st := stateOf(ctx)
+	if st == nil {
 		return
 	}
-	if st := stateOf(ctx); st != nil {
-		st.db.mu.Lock()
-		st.db.time += time.Since(c.start)
-		st.db.count++
-		st.db.mu.Unlock()
+	var d time.Duration
+	if c, ok := ctx.Value(callKey{}).(*call); ok && !c.start.IsZero() {
+		d = time.Since(c.start)
 	}
+	st.db.mu.Lock()
+	st.db.time += d
+	st.db.count += statements
+	st.db.mu.Unlock()
 }
 
 // located adds the sender's file and line to the statement's span.
@@ -82,7 +86,7 @@ func (t *pgxTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pg
 
 func (t *pgxTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
 	t.inner.TraceQueryEnd(ctx, conn, data)
-	t.finish(ctx)
+	t.finish(ctx, 1)
 }
 
 func (t *pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
@@ -93,11 +97,16 @@ func (t *pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pg
 
 func (t *pgxTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
 	t.inner.TraceBatchQuery(ctx, conn, data)
+	if st := stateOf(ctx); st != nil {
+		st.db.mu.Lock()
+		st.db.count++
+		st.db.mu.Unlock()
+	}
 }
 
 func (t *pgxTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
 	t.inner.TraceBatchEnd(ctx, conn, data)
-	t.finish(ctx)
+	t.finish(ctx, 0) // its statements counted one by one
 }
 
 func (t *pgxTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
@@ -108,7 +117,7 @@ func (t *pgxTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, data
 
 func (t *pgxTracer) TraceCopyFromEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromEndData) {
 	t.inner.TraceCopyFromEnd(ctx, conn, data)
-	t.finish(ctx)
+	t.finish(ctx, 1)
 }
 
 // A prepare (describe) is part of its statement's time; its span is otelpgx's.
