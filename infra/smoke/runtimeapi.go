@@ -28,6 +28,10 @@ type Result struct {
 // serving queued events one at a time over loopback.
 type RuntimeAPI struct {
 	Addr string // host:port for AWS_LAMBDA_RUNTIME_API
+	// TraceHeader is the Lambda-Runtime-Trace-Id of every invocation: X-Ray's header
+	// of the trace Lambda began (by default one not sampled). The Runtime Interface
+	// Emulator sends none, so the tests of a continued trace use this API.
+	TraceHeader string
 
 	srv     *http.Server
 	events  chan invocation
@@ -56,6 +60,8 @@ func NewRuntimeAPI() (*RuntimeAPI, error) {
 		results: make(chan Result, 64),
 		initErr: make(chan []byte, 1),
 		pending: map[string]time.Time{},
+
+		TraceHeader: "Root=1-00000000-000000000000000000000000;Sampled=0",
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", api.next)
@@ -115,7 +121,7 @@ func (api *RuntimeAPI) next(w http.ResponseWriter, r *http.Request) {
 	h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 	h.Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(30*time.Second).UnixMilli()))
 	h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:eu-central-1:123456789012:function:smoke")
-	h.Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000;Sampled=0")
+	h.Set("Lambda-Runtime-Trace-Id", api.TraceHeader)
 	h.Set("Content-Type", "application/json")
 	_, _ = w.Write(inv.event)
 }

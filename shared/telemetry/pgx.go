@@ -13,7 +13,7 @@ import (
 )
 
 // StatementPackage is the package whose functions send the service's statements: a
-// statement's span is named by the function that sent it ("postgres.(*DB).Tags"), and
+// statement's span is named by the function that sent it ("postgres.DB.Tags"), and
 // carries its file and line, never its arguments.
 const StatementPackage = "github.com/mediacatalog/service/shared/postgres."
 
@@ -140,7 +140,8 @@ func caller() (name, file string, line int) {
 		f, more := frames.Next()
 		if rest, ok := strings.CutPrefix(f.Function, StatementPackage); ok && !strings.HasPrefix(rest, "(*callDeadline)") &&
 			!strings.HasPrefix(rest, "(*DB).inTx") {
-			return "postgres." + rest, trimPath(f.File), f.Line
+			// "postgres.DB.Tags": X-Ray names take no parentheses or stars.
+			return "postgres." + strings.NewReplacer("(*", "", ")", "").Replace(rest), trimPath(f.File), f.Line
 		}
 		if !more {
 			return "", "", 0
