@@ -3,10 +3,12 @@ package cdn
 import (
 	"log/slog"
 	"time"
+
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // MetricsNamespace is the CloudWatch namespace of the service's own metrics.
-const MetricsNamespace = "MediaCatalog"
+const MetricsNamespace = telemetry.Namespace
 
 // recordFailure counts one failure under metric name as a CloudWatch embedded metric
 // format log line: CloudWatch Logs turns the "_aws" member of a JSON log line into a
