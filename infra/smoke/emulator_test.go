@@ -34,8 +34,8 @@ const (
 // operator follows: the spans (the invocation, the route under it, the statement that
 // read the database with its SQL and the line that sent it), one EMF document on
 // stdout naming the route with the request's ids, and JSON log lines carrying the
-// request id and the trace id, at the level AWS_LAMBDA_LOG_LEVEL (LoggingConfig) sets
-// over LOG_LEVEL. The emulator passes no trace header to the runtime (its tracer is a
+// request id and the trace id, at the stricter of LOG_LEVEL and the level
+// AWS_LAMBDA_LOG_LEVEL (LoggingConfig) sets. The emulator passes no trace header to the runtime (its tracer is a
 // no-op), so the function begins the trace; the continuation of Lambda's trace is
 // held through the smoke Runtime API, which sends one.
 func TestEmulator(t *testing.T) {
@@ -60,7 +60,7 @@ func TestEmulator(t *testing.T) {
 	}
 	defer daemon.Close()
 	env = append(env, "AWS_XRAY_DAEMON_ADDRESS="+daemon.LocalAddr().String(), "AWS_LAMBDA_FUNCTION_NAME=tags",
-		"AWS_LAMBDA_LOG_LEVEL=INFO", "AWS_LAMBDA_LOG_FORMAT=JSON")
+		"LOG_LEVEL=debug", "AWS_LAMBDA_LOG_LEVEL=INFO", "AWS_LAMBDA_LOG_FORMAT=JSON")
 
 	invokeAddr, apiAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", apiAddr, bin)
@@ -139,9 +139,12 @@ func TestEmulator(t *testing.T) {
 			}
 		}
 		if request == nil {
-			t.Fatalf("no request line at AWS_LAMBDA_LOG_LEVEL=INFO (LOG_LEVEL=error):\n%s", stdout)
+			t.Fatalf("no request line at AWS_LAMBDA_LOG_LEVEL=INFO:\n%s", stdout)
 		}
 		t.Logf("request line: %s", mustJSON(request))
+		if strings.Contains(stdout, `"level":"DEBUG"`) {
+			t.Errorf("DEBUG lines below AWS_LAMBDA_LOG_LEVEL=INFO:\n%s", stdout)
+		}
 		if request["request_id"] != emuRequestID || request["trace_id"] != traceID || request["level"] != "INFO" {
 			t.Errorf("request line: %v", request)
 		}

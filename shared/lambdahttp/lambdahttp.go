@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -183,28 +184,33 @@ func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *sl
 func NewLogger(level string) *slog.Logger { return newLogger(os.Stderr, level) }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	switch level {
-	case "TRACE", "trace":
-		l = slog.LevelDebug
-	case "FATAL", "fatal":
-		l = slog.LevelError
-	default:
-		if err := l.UnmarshalText([]byte(level)); err != nil {
-			l = slog.LevelInfo
-		}
-	}
-	return slog.New(traceIDs{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: nameAuditLevel})})
+	return slog.New(traceIDs{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: parseLevel(level), ReplaceAttr: nameAuditLevel})})
 }
 
-// LogLevel is the level of the logs: AWS_LAMBDA_LOG_LEVEL, which the function's
-// LoggingConfig.ApplicationLogLevel sets (Lambda also drops the lines below it),
-// else fallback (LOG_LEVEL).
-func LogLevel(getenv func(string) string, fallback string) string {
-	if v := getenv("AWS_LAMBDA_LOG_LEVEL"); v != "" {
-		return v
+// parseLevel reads slog's level names in any case, and Lambda's TRACE and FATAL.
+func parseLevel(level string) slog.Level {
+	var l slog.Level
+	switch strings.ToUpper(level) {
+	case "TRACE":
+		return slog.LevelDebug
+	case "FATAL":
+		return slog.LevelError
 	}
-	return fallback
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// LogLevel is the level of the logs: the stricter of level (LOG_LEVEL) and
+// AWS_LAMBDA_LOG_LEVEL, which the function's LoggingConfig.ApplicationLogLevel sets
+// and below which Lambda drops the lines anyway. An unknown level counts as INFO.
+func LogLevel(getenv func(string) string, level string) string {
+	lambda := getenv("AWS_LAMBDA_LOG_LEVEL")
+	if lambda != "" && parseLevel(lambda) > parseLevel(level) {
+		return lambda
+	}
+	return level
 }
 
 // currentTraceID is the X-Ray trace id of the invocation being served: a Lambda
