@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,10 +93,25 @@ func buildAll(t testing.TB) (host, arm map[string]string) {
 	return host, arm
 }
 
-// stackEnv is the environment every function gets: a demo database, dynalite, gofakes3.
+// stackEnv is the environment every function gets: a demo database, dynalite, gofakes3,
+// and as Lambda's active tracing gives it, the X-Ray daemon's address (a UDP socket
+// that drops what it receives).
 func stackEnv(t testing.TB) (env []string, cookie string) {
 	t.Helper()
 	ctx := context.Background()
+	daemon, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Close() })
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, _, err := daemon.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
 	db := testenv.NewDemoDB(t)
 	vars := map[string]string{
 		"DB_ENV":                    "local",
@@ -110,6 +126,7 @@ func stackEnv(t testing.TB) (env []string, cookie string) {
 		"AWS_ACCESS_KEY_ID":         "smoke",
 		"AWS_SECRET_ACCESS_KEY":     "smoke",
 		"AWS_LAMBDA_FUNCTION_NAME":  "smoke",
+		"AWS_XRAY_DAEMON_ADDRESS":   daemon.LocalAddr().String(),
 		"LOG_LEVEL":                 "error",
 		"PATH":                      os.Getenv("PATH"),
 		"HOME":                      os.Getenv("HOME"),
