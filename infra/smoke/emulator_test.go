@@ -76,8 +76,11 @@ func TestEmulator(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(body, `"statusCode":200`) {
 		t.Fatalf("invocation: %d %s\n%s", status, body, out.String())
 	}
-	docs := readSegments(t, daemon)
+	docs, datagrams := readSegments(t, daemon)
 	stdout := out.String()
+	if datagrams != 1 {
+		t.Errorf("the invocation's spans came in %d datagrams, want one", datagrams)
+	}
 	t.Logf("spans (X-Ray documents) that arrived:\n%s", docsText(docs))
 	inv := find(docs, func(d telemetry.Segment) bool { return d.ParentID == "" })
 	if len(inv) != 1 || inv[0].Name != "tags" {
@@ -167,7 +170,7 @@ func TestEmulator(t *testing.T) {
 		if _, err := api.Wait(20 * time.Second); err != nil {
 			t.Fatal(err)
 		}
-		docs := readSegments(t, daemon)
+		docs, _ := readSegments(t, daemon)
 		inv := find(docs, func(d telemetry.Segment) bool { return d.ParentID == emuTraceParent })
 		if len(inv) != 1 || inv[0].Type != "subsegment" || inv[0].Name != "tags" {
 			t.Fatalf("want the invocation as a subsegment of Lambda's segment %s, got %s", emuTraceParent, docsText(docs))
@@ -229,19 +232,32 @@ func invokeEmulator(t *testing.T, addr string, event []byte) (int, string) {
 	}
 }
 
-// readSegments reads the daemon's datagrams: each the protocol's header line and one
-// segment document. The function flushes its spans before it answers, so they are
-// all here when the answer is.
-func readSegments(t *testing.T, conn net.PacketConn) []telemetry.Segment {
+// readSegments reads the daemon's datagrams, each the protocol's header line and one
+// segment document, and returns the segments with the nested ones as the separate
+// subsegments they stand for, and how many datagrams came. The function flushes its
+// spans before it answers, so they are all here when the answer is.
+func readSegments(t *testing.T, conn net.PacketConn) (docs []telemetry.Segment, datagrams int) {
 	t.Helper()
-	var docs []telemetry.Segment
+	var add func(s telemetry.Segment, traceID, parent string)
+	add = func(s telemetry.Segment, traceID, parent string) {
+		if parent != "" {
+			s.Type, s.TraceID, s.ParentID = "subsegment", traceID, parent
+		}
+		nested := s.Subsegments
+		s.Subsegments = nil
+		docs = append(docs, s)
+		for _, c := range nested {
+			add(*c, s.TraceID, s.ID)
+		}
+	}
 	buf := make([]byte, 64<<10)
 	for {
 		_ = conn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 		n, _, err := conn.ReadFrom(buf)
 		if err != nil {
-			return docs
+			return docs, datagrams
 		}
+		datagrams++
 		header, doc, ok := bytes.Cut(buf[:n], []byte("\n"))
 		if !ok || string(header) != `{"format": "json", "version": 1}` {
 			t.Fatalf("not a daemon datagram: %q", buf[:n])
@@ -250,7 +266,7 @@ func readSegments(t *testing.T, conn net.PacketConn) []telemetry.Segment {
 		if err := json.Unmarshal(doc, &s); err != nil {
 			t.Fatalf("segment document: %v: %s", err, doc)
 		}
-		docs = append(docs, s)
+		add(s, "", "")
 	}
 }
 

@@ -11,8 +11,10 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/contrib/propagators/aws/xray"
@@ -36,6 +38,12 @@ type Options struct {
 	// Metrics receives one EMF document per request (os.Stdout under Lambda); nil
 	// writes none.
 	Metrics io.Writer
+	// PerInvocation keeps the ended spans until Flush, which exports them on the
+	// caller's goroutine: under Lambda, where a process serves one invocation at a
+	// time and is frozen after it, the invocation's spans go out together (one
+	// datagram, xray.go) with no hand-over to a batching goroutine. Otherwise a
+	// batching processor exports them in the background.
+	PerInvocation bool
 }
 
 var (
@@ -57,18 +65,23 @@ func Setup(o Options) {
 	// Sampled as the caller decided (Lambda's Sampled flag), every local request when
 	// there is no caller. A batch is exported when the invocation ends (Flush), before
 	// Lambda freezes the process.
+	var processor sdktrace.SpanProcessor = sdktrace.NewBatchSpanProcessor(o.Exporter)
+	if o.PerInvocation {
+		processor = &held{exporter: o.Exporter}
+	}
 	provider = sdktrace.NewTracerProvider(
 		sdktrace.WithIDGenerator(xray.NewIDGenerator()),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())),
-		sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(o.Exporter)),
+		sdktrace.WithSpanProcessor(processor),
 	)
 	otel.SetTracerProvider(provider)
+	tracer = provider.Tracer(instrumentation)
 }
 
 // FromEnv is Setup's options under Lambda: spans to the X-Ray daemon at
 // AWS_XRAY_DAEMON_ADDRESS (set when the function's tracing is active), EMF on stdout.
 func FromEnv(fn string, getenv func(string) string) Options {
-	o := Options{Function: fn, Metrics: os.Stdout}
+	o := Options{Function: fn, Metrics: os.Stdout, PerInvocation: true}
 	if addr := getenv("AWS_XRAY_DAEMON_ADDRESS"); addr != "" {
 		o.Exporter = NewXRayExporter(addr)
 	}
@@ -155,3 +168,42 @@ func setStatus(span trace.Span, status int, err error) {
 
 // since is time.Since in milliseconds, the unit of the EMF documents.
 func since(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+// held is the PerInvocation span processor: ended spans wait in memory (at most
+// maxHeld; more are dropped) until ForceFlush exports them.
+type held struct {
+	exporter sdktrace.SpanExporter
+	mu       sync.Mutex
+	spans    []sdktrace.ReadOnlySpan
+}
+
+const maxHeld = 2048
+
+func (h *held) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+func (h *held) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	h.mu.Lock()
+	if len(h.spans) < maxHeld {
+		h.spans = append(h.spans, s)
+	}
+	h.mu.Unlock()
+}
+
+func (h *held) ForceFlush(ctx context.Context) error {
+	h.mu.Lock()
+	spans := h.spans
+	h.spans = nil
+	h.mu.Unlock()
+	if len(spans) == 0 {
+		return nil
+	}
+	return h.exporter.ExportSpans(ctx, spans)
+}
+
+func (h *held) Shutdown(ctx context.Context) error {
+	err := h.ForceFlush(ctx)
+	return errors.Join(err, h.exporter.Shutdown(ctx))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -42,8 +43,13 @@ func NewXRayExporter(addr string) *XRayExporter {
 
 const xrayHeader = "{\"format\": \"json\", \"version\": 1}\n"
 
-// ExportSpans writes one datagram per span. The daemon takes datagrams of up to 64 KB;
-// a document over it is not sent (errors.Join reports it).
+// maxDatagram is the largest document the daemon takes in one datagram.
+const maxDatagram = 64<<10 - len(xrayHeader)
+
+// ExportSpans writes one datagram per tree of the spans: a span whose parent is among
+// them is nested in its parent's document (X-Ray's "subsegments"), so an invocation's
+// spans, flushed together, are one datagram. A tree over the daemon's 64 KB goes out
+// as one document per span; a single span over it is not sent (the error says so).
 func (e *XRayExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -54,20 +60,70 @@ func (e *XRayExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 		}
 		e.conn = c
 	}
-	var errs []error
-	buf := make([]byte, 0, 2048)
+	segs := make(map[trace.SpanID]*Segment, len(spans))
 	for _, s := range spans {
-		doc, err := json.Marshal(segment(s))
-		if err != nil {
-			errs = append(errs, err)
+		seg := segment(s)
+		segs[s.SpanContext().SpanID()] = &seg
+	}
+	var roots []*Segment
+	for _, s := range spans {
+		seg := segs[s.SpanContext().SpanID()]
+		if p, ok := segs[s.Parent().SpanID()]; ok && s.Parent().IsValid() {
+			p.Subsegments = append(p.Subsegments, seg)
 			continue
 		}
-		buf = append(append(buf[:0], xrayHeader...), doc...)
-		if _, err := e.conn.Write(buf); err != nil {
-			errs = append(errs, err)
+		roots = append(roots, seg)
+	}
+	var errs []error
+	for _, root := range roots {
+		nest(root)
+		doc, err := json.Marshal(root)
+		if err == nil && len(doc) > maxDatagram {
+			errs = append(errs, e.flat(root)...)
+			continue
 		}
+		errs = append(errs, e.send(doc, err))
 	}
 	return errors.Join(errs...)
+}
+
+// nest clears the fields a nested subsegment takes from its parent.
+func nest(s *Segment) {
+	for _, c := range s.Subsegments {
+		c.Type, c.TraceID, c.ParentID = "", "", ""
+		nest(c)
+	}
+}
+
+// flat sends each segment of a tree as a document of its own.
+func (e *XRayExporter) flat(root *Segment) []error {
+	var errs []error
+	var walk func(s *Segment, traceID, parent string)
+	walk = func(s *Segment, traceID, parent string) {
+		children := s.Subsegments
+		s.Subsegments = nil
+		if parent != "" {
+			s.Type, s.TraceID, s.ParentID = "subsegment", traceID, parent
+		}
+		doc, err := json.Marshal(s)
+		if err == nil && len(doc) > maxDatagram {
+			err = fmt.Errorf("xray: the document of span %s is %d bytes, over the daemon's datagram", s.Name, len(doc))
+		}
+		errs = append(errs, e.send(doc, err))
+		for _, c := range children {
+			walk(c, s.TraceID, s.ID)
+		}
+	}
+	walk(root, root.TraceID, root.ParentID)
+	return errs
+}
+
+func (e *XRayExporter) send(doc []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = e.conn.Write(append([]byte(xrayHeader), doc...))
+	return err
 }
 
 // Shutdown closes the socket.
@@ -102,6 +158,7 @@ type Segment struct {
 	SQL         map[string]string `json:"sql,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Metadata    map[string]any    `json:"metadata,omitempty"`
+	Subsegments []*Segment        `json:"subsegments,omitempty"`
 }
 
 // Cause is a failed span's message.
