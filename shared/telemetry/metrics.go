@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Namespace is the CloudWatch namespace of the service's metrics.
@@ -94,40 +95,85 @@ func Time(ctx context.Context, name string, d time.Duration) {
 	}
 }
 
-// emf writes the request's EMF document as one line.
+// dimensionSets is DimensionSets in JSON, written once.
+var dimensionSets = func() string {
+	b, _ := json.Marshal(DimensionSets)
+	return string(b)
+}()
+
+// emf writes the request's EMF document as one line. It is appended by hand: every
+// request writes one, and encoding/json's map of it cost more than the request's spans.
 func (st *request) emf(method string, status int, duration float64) []byte {
 	st.values.mu.Lock()
 	defer st.values.mu.Unlock()
 	st.db.mu.Lock()
 	dbTime, statements := float64(st.db.time.Microseconds())/1000, st.db.count
 	st.db.mu.Unlock()
-	refusals := 0.0
+	refusals := 0
 	if status == 403 {
 		refusals = 1
 	}
-	type metric struct {
-		Name string `json:"Name"`
-		Unit string `json:"Unit"`
-	}
-	ms := []metric{{MetricDuration, UnitMilliseconds}, {MetricDBTime, UnitMilliseconds},
-		{MetricStatements, UnitCount}, {MetricRefusals, UnitCount}}
-	doc := map[string]any{
-		DimFunction: function, DimRoute: st.route, DimMethod: method, DimStatusClass: statusClass(status),
-		MetricDuration: duration, MetricDBTime: dbTime, MetricStatements: statements, MetricRefusals: refusals,
-		"requestId": st.requestID, "traceId": st.traceID, "status": status,
-	}
+	b := make([]byte, 0, 768)
+	b = append(b, `{"_aws":{"Timestamp":`...)
+	b = strconv.AppendInt(b, time.Now().UnixMilli(), 10)
+	b = append(b, `,"CloudWatchMetrics":[{"Namespace":"`+Namespace+`","Dimensions":`...)
+	b = append(b, dimensionSets...)
+	b = append(b, `,"Metrics":[{"Name":"`+MetricDuration+`","Unit":"`+UnitMilliseconds+`"},{"Name":"`+MetricDBTime+
+		`","Unit":"`+UnitMilliseconds+`"},{"Name":"`+MetricStatements+`","Unit":"`+UnitCount+
+		`"},{"Name":"`+MetricRefusals+`","Unit":"`+UnitCount+`"}`...)
 	for _, v := range st.values.list {
-		ms = append(ms, metric{v.name, v.unit})
-		doc[v.name] = v.v
+		b = append(b, `,{"Name":`...)
+		b = appendString(b, v.name)
+		b = append(b, `,"Unit":"`...)
+		b = append(b, v.unit...)
+		b = append(b, `"}`...)
 	}
-	doc["_aws"] = map[string]any{
-		"Timestamp": time.Now().UnixMilli(),
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace": Namespace, "Dimensions": DimensionSets, "Metrics": ms,
-		}},
+	b = append(b, `]}]},"`+DimFunction+`":`...)
+	b = appendString(b, function)
+	b = append(b, `,"`+DimRoute+`":`...)
+	b = appendString(b, st.route)
+	b = append(b, `,"`+DimMethod+`":`...)
+	b = appendString(b, method)
+	b = append(b, `,"`+DimStatusClass+`":"`...)
+	b = append(b, statusClass(status)...)
+	b = append(b, `","`+MetricDuration+`":`...)
+	b = strconv.AppendFloat(b, duration, 'f', -1, 64)
+	b = append(b, `,"`+MetricDBTime+`":`...)
+	b = strconv.AppendFloat(b, dbTime, 'f', -1, 64)
+	b = append(b, `,"`+MetricStatements+`":`...)
+	b = strconv.AppendInt(b, int64(statements), 10)
+	b = append(b, `,"`+MetricRefusals+`":`...)
+	b = strconv.AppendInt(b, int64(refusals), 10)
+	for _, v := range st.values.list {
+		b = append(b, ',')
+		b = appendString(b, v.name)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, v.v, 'f', -1, 64)
 	}
-	b, _ := json.Marshal(doc)
-	return append(b, '\n')
+	b = append(b, `,"requestId":`...)
+	b = appendString(b, st.requestID)
+	b = append(b, `,"traceId":`...)
+	b = appendString(b, st.traceID)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	return append(b, "}\n"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			b = append(b, `\u00`...)
+			b = append(b, "0123456789abcdef"[r>>4], "0123456789abcdef"[r&0xf])
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
 }
 
 func statusClass(status int) string {
