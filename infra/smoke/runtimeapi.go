@@ -1,5 +1,9 @@
 // Package smoke runs the real bootstrap binaries against an implementation of the
-// Lambda Runtime API, as Lambda's runtime calls them, and measures them.
+// Lambda Runtime API, as Lambda's runtime calls them, and measures them. Its tests also
+// run a function under AWS's Runtime Interface Emulator (emulator_test.go); this API
+// stays for what the emulator does not do: tell when a process asked for its first
+// invocation (the end of its init, which the cold-start benchmark subtracts), and send
+// Lambda's trace header to the runtime.
 package smoke
 
 import (

@@ -37,6 +37,10 @@ func Main(group Group) {
 // Run serves one route group until ctx is done. A group that holds secrets reads them
 // first, once, and sees them as environment variables (Group.Secrets).
 func Run(ctx context.Context, group Group, getenv func(string) string) error {
+	if lambdahttp.UnderLambda(getenv) {
+		// First, so that the secrets' read is traced too.
+		telemetry.Setup(telemetry.FromEnv(group.Name, getenv))
+	}
 	if group.Secrets != nil {
 		var err error
 		if getenv, err = group.Secrets(ctx, getenv); err != nil {
@@ -46,9 +50,6 @@ func Run(ctx context.Context, group Group, getenv func(string) string) error {
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
-	}
-	if lambdahttp.UnderLambda(getenv) {
-		telemetry.Setup(telemetry.FromEnv(group.Name, getenv))
 	}
 	log := lambdahttp.NewLogger(lambdahttp.LogLevel(getenv, cfg.LogLevel)).With("function", group.Name)
 	a := New(cfg, log)
