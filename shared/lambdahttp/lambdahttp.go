@@ -48,16 +48,20 @@ const MaxResponseBody = 6*1024*1024 - 64*1024
 // Base64-encoded with isBase64Encoded set, as API Gateway expects.
 func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	proxy := httpadapter.NewV2(withRequestID(h)).ProxyWithContext
-	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		ctx, end := invocation(ctx)
+	serve := func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		resp, err := proxy(ctx, req)
-		defer func() { end(resp.StatusCode, err) }()
 		if err != nil || len(resp.Body) <= MaxResponseBody {
 			return resp, err
 		}
 		slog.Default().Error("response over Lambda's payload limit", "path", req.RawPath,
 			"bytes", len(resp.Body), "base64", resp.IsBase64Encoded, "status", resp.StatusCode)
 		return tooLarge(ctx)
+	}
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		ctx, end := invocation(ctx)
+		resp, err := serve(ctx, req)
+		end(resp.StatusCode, err)
+		return resp, err
 	}
 }
 
