@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +32,9 @@ import (
 // the same entry with an unsampled header; and, for the share of the spans, the service
 // with the unsampled header. One iteration is one request of each, in rotating order,
 // so that all see the same machine; it reports each side's mean wall time, the traced
-// one's ratio to the bare one, and each side's CPU time in this process.
+// one's ratio to the bare one (of the means, and the median of the iterations' ratios,
+// which a burst of the machine's other load moves less), and each side's CPU time in
+// this process.
 func BenchmarkTracedTags(b *testing.B) {
 	daemon, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -88,6 +91,7 @@ func BenchmarkTracedTags(b *testing.B) {
 		ctx       context.Context
 		h         http.Handler
 		wall, cpu time.Duration
+		last      time.Duration // the last request's wall time
 	}
 	cpuNow := func() time.Duration {
 		var ru syscall.Rusage
@@ -100,7 +104,8 @@ func BenchmarkTracedTags(b *testing.B) {
 		if err != nil || resp.StatusCode != http.StatusOK {
 			b.Fatalf("invoke: %d %v", resp.StatusCode, err)
 		}
-		s.wall += time.Since(start)
+		s.last = time.Since(start)
+		s.wall += s.last
 		s.cpu += cpuNow() - cpu
 	}
 	traced, plain := &side{ctx: sampled, h: service}, &side{ctx: unsampled, h: bare}
@@ -110,13 +115,17 @@ func BenchmarkTracedTags(b *testing.B) {
 		invoke(s) // the pools connect and prepare
 		s.wall, s.cpu = 0, 0
 	}
+	ratios := make([]float64, 0, b.N) // traced / bare, request by request
 	b.ResetTimer()
 	for i := range b.N {
 		for j := range sides {
 			invoke(sides[(i+j)%len(sides)])
 		}
+		ratios = append(ratios, float64(traced.last)/float64(plain.last))
 	}
 	n := float64(b.N)
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
 	b.ReportMetric(float64(untraced.wall.Microseconds())/n, "unsampled-µs/req")
 	b.ReportMetric(float64(untraced.cpu.Microseconds())/n, "unsampled-cpu-µs/req")
 	b.ReportMetric(float64(traced.wall.Microseconds())/n, "traced-µs/req")

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -28,6 +30,7 @@ type XRayExporter struct {
 	addr string
 	mu   sync.Mutex
 	conn net.Conn
+	buf  []byte // the datagram being written, kept between exports
 }
 
 // NewXRayExporter sends to addr: AWS_XRAY_DAEMON_ADDRESS, "host:port" or the daemon's
@@ -77,12 +80,12 @@ func (e *XRayExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	var errs []error
 	for _, root := range roots {
 		nest(root)
-		doc, err := json.Marshal(root)
-		if err == nil && len(doc) > maxDatagram {
+		e.buf = appendSegment(append(e.buf[:0], xrayHeader...), root)
+		if len(e.buf) > maxDatagram+len(xrayHeader) {
 			errs = append(errs, e.flat(root)...)
 			continue
 		}
-		errs = append(errs, e.send(doc, err))
+		errs = append(errs, e.send())
 	}
 	return errors.Join(errs...)
 }
@@ -105,11 +108,12 @@ func (e *XRayExporter) flat(root *Segment) []error {
 		if parent != "" {
 			s.Type, s.TraceID, s.ParentID = "subsegment", traceID, parent
 		}
-		doc, err := json.Marshal(s)
-		if err == nil && len(doc) > maxDatagram {
-			err = fmt.Errorf("xray: the document of span %s is %d bytes, over the daemon's datagram", s.Name, len(doc))
+		e.buf = appendSegment(append(e.buf[:0], xrayHeader...), s)
+		if len(e.buf) > maxDatagram+len(xrayHeader) {
+			errs = append(errs, fmt.Errorf("xray: the document of span %s is %d bytes, over the daemon's datagram", s.Name, len(e.buf)))
+		} else {
+			errs = append(errs, e.send())
 		}
-		errs = append(errs, e.send(doc, err))
 		for _, c := range children {
 			walk(c, s.TraceID, s.ID)
 		}
@@ -118,11 +122,9 @@ func (e *XRayExporter) flat(root *Segment) []error {
 	return errs
 }
 
-func (e *XRayExporter) send(doc []byte, err error) error {
-	if err != nil {
-		return err
-	}
-	_, err = e.conn.Write(append([]byte(xrayHeader), doc...))
+// send writes the datagram in e.buf.
+func (e *XRayExporter) send() error {
+	_, err := e.conn.Write(e.buf)
 	return err
 }
 
@@ -299,4 +301,152 @@ func xrayName(name string) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// appendSegment appends s as JSON, as json.Marshal would write it (the tests decode it
+// with encoding/json): written by hand because an invocation's export is on its path,
+// and encoding/json's reflection cost most of it.
+func appendSegment(b []byte, s *Segment) []byte {
+	b = append(b, '{')
+	if s.Type != "" {
+		b = append(b, `"type":`...)
+		b = appendString(b, s.Type)
+		b = append(b, ',')
+	}
+	b = append(b, `"name":`...)
+	b = appendString(b, s.Name)
+	b = append(b, `,"id":`...)
+	b = appendString(b, s.ID)
+	if s.TraceID != "" {
+		b = append(b, `,"trace_id":`...)
+		b = appendString(b, s.TraceID)
+	}
+	if s.ParentID != "" {
+		b = append(b, `,"parent_id":`...)
+		b = appendString(b, s.ParentID)
+	}
+	b = append(b, `,"start_time":`...)
+	b = strconv.AppendFloat(b, s.StartTime, 'f', 6, 64)
+	b = append(b, `,"end_time":`...)
+	b = strconv.AppendFloat(b, s.EndTime, 'f', 6, 64)
+	if s.Namespace != "" {
+		b = append(b, `,"namespace":`...)
+		b = appendString(b, s.Namespace)
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{s.Error, `,"error":true`}, {s.Fault, `,"fault":true`}, {s.Throttle, `,"throttle":true`}} {
+		if f.set {
+			b = append(b, f.name...)
+		}
+	}
+	if s.Cause != nil {
+		b = append(b, `,"cause":{"exceptions":[`...)
+		for i, e := range s.Cause.Exceptions {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"message":`...)
+			b = appendString(b, e.Message)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	if s.HTTP != nil {
+		b = append(b, `,"http":{`...)
+		if len(s.HTTP.Request) > 0 {
+			b = append(b, `"request":`...)
+			b = appendStrings(b, s.HTTP.Request)
+			if len(s.HTTP.Response) > 0 {
+				b = append(b, ',')
+			}
+		}
+		if len(s.HTTP.Response) > 0 {
+			b = append(b, `"response":{"status":`...)
+			b = strconv.AppendInt(b, int64(s.HTTP.Response["status"]), 10)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	if len(s.AWS) > 0 {
+		b = append(b, `,"aws":`...)
+		b = appendAny(b, s.AWS)
+	}
+	if len(s.SQL) > 0 {
+		b = append(b, `,"sql":`...)
+		b = appendStrings(b, s.SQL)
+	}
+	if len(s.Annotations) > 0 {
+		b = append(b, `,"annotations":`...)
+		b = appendStrings(b, s.Annotations)
+	}
+	if len(s.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		b = appendAny(b, s.Metadata)
+	}
+	if len(s.Subsegments) > 0 {
+		b = append(b, `,"subsegments":[`...)
+		for i, c := range s.Subsegments {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSegment(b, c)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+func appendStrings(b []byte, m map[string]string) []byte {
+	b = append(b, '{')
+	first := true
+	for k, v := range m {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, v)
+	}
+	return append(b, '}')
+}
+
+// appendAny writes the attribute values a segment holds: strings, integers, floats,
+// booleans and maps of them; anything else through encoding/json.
+func appendAny(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case string:
+		return appendString(b, v)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case float64:
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			return strconv.AppendFloat(b, v, 'g', -1, 64)
+		}
+		return append(b, "null"...)
+	case map[string]any:
+		b = append(b, '{')
+		first := true
+		for k, x := range v {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendAny(b, x)
+		}
+		return append(b, '}')
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, j...)
 }
