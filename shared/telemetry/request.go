@@ -57,13 +57,19 @@ func Middleware(next http.Handler, requestID func(*http.Request) string) http.Ha
 			trace.WithTimestamp(start))
 		st.Context, st.span = ctx, span
 		st.writer.ResponseWriter = w
-		if span.IsRecording() {
-			span.SetAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path))
-		}
 		next.ServeHTTP(&st.writer, r.WithContext(st))
 		status := st.writer.status
 		if status == 0 {
 			status = http.StatusOK
+		}
+		if span.IsRecording() {
+			// At the end, in one call: each call grows the span's attributes.
+			attrs := []attribute.KeyValue{attribute.String("http.request.method", r.Method),
+				attribute.String("url.path", r.URL.Path)}
+			if st.route != unmatched {
+				attrs = append(attrs, attribute.String("http.route", st.route))
+			}
+			span.SetAttributes(attrs...)
 		}
 		setStatus(span, status, nil)
 		span.End()
@@ -90,7 +96,6 @@ func Route(pattern string, h http.Handler) http.Handler {
 			st.route = pattern
 			if st.span.IsRecording() {
 				st.span.SetName(pattern)
-				st.span.SetAttributes(attribute.String("http.route", pattern))
 			}
 		}
 		h.ServeHTTP(w, r)
