@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exaring/otelpgx"
@@ -132,21 +133,54 @@ func (t *pgxTracer) TracePrepareEnd(ctx context.Context, conn *pgx.Conn, data pg
 // caller is the innermost function of StatementPackage on the stack, with its file and
 // line: the store function that sent the statement (past the package's transaction
 // helper, so that a transaction's begin and commit are named by their store function).
+// What each return address stands for is worked out once (frames) and kept: working
+// it out cost more than the rest of a statement's span.
 func caller() (name, file string, line int) {
-	var pcs [32]uintptr
+	var pcs [maxDepth]uintptr
 	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
+	for _, pc := range pcs[:n] {
+		f := frameOf(pc)
+		if f.name != "" {
+			return f.name, f.file, f.line
+		}
+	}
+	return "", "", 0
+}
+
+// maxDepth bounds the walk from the tracer to the store function (pgx's own frames
+// between them are fewer than ten).
+const maxDepth = 24
+
+// frame is what a return address stands for: a store function's name, file and line,
+// or nothing.
+type frame struct {
+	name, file string
+	line       int
+}
+
+// frames caches frameOf; the code's return addresses are a finite set.
+var frames sync.Map // uintptr -> frame
+
+func frameOf(pc uintptr) frame {
+	if f, ok := frames.Load(pc); ok {
+		return f.(frame)
+	}
+	var found frame
+	fs := runtime.CallersFrames([]uintptr{pc})
 	for {
-		f, more := frames.Next()
+		f, more := fs.Next()
 		if rest, ok := strings.CutPrefix(f.Function, StatementPackage); ok && !strings.HasPrefix(rest, "(*callDeadline)") &&
 			!strings.HasPrefix(rest, "(*DB).inTx") {
 			// "postgres.DB.Tags": X-Ray names take no parentheses or stars.
-			return "postgres." + strings.NewReplacer("(*", "", ")", "").Replace(rest), trimPath(f.File), f.Line
+			found = frame{"postgres." + strings.NewReplacer("(*", "", ")", "").Replace(rest), trimPath(f.File), f.Line}
+			break
 		}
 		if !more {
-			return "", "", 0
+			break
 		}
 	}
+	frames.Store(pc, found)
+	return found
 }
 
 // trimPath is file from the module's root ("shared/postgres/tags.go").
