@@ -110,11 +110,11 @@ func Invocation(ctx context.Context, traceHeader, requestID string) (context.Con
 	if traceHeader != "" {
 		ctx = xray.Propagator{}.Extract(ctx, propagation.MapCarrier{"X-Amzn-Trace-Id": traceHeader})
 	}
-	ctx, span := tracer.Start(ctx, function, trace.WithSpanKind(trace.SpanKindServer))
+	ctx, span := tracer.Start(ctx, function, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("faas.invocation_id", requestID)))
 	if !span.IsRecording() {
 		return ctx, func(int, error) {}
 	}
-	span.SetAttributes(attribute.String("faas.invocation_id", requestID))
 	return ctx, func(status int, err error) {
 		setStatus(span, status, err)
 		span.End()
