@@ -46,8 +46,8 @@ func NewXRayExporter(addr string) *XRayExporter {
 
 const xrayHeader = "{\"format\": \"json\", \"version\": 1}\n"
 
-// maxDatagram is the largest document the daemon takes in one datagram.
-const maxDatagram = 64<<10 - len(xrayHeader)
+// maxDatagram is the largest datagram the daemon takes.
+const maxDatagram = 64 << 10
 
 // ExportSpans writes one datagram per tree of the spans: a span whose parent is among
 // them is nested in its parent's document (X-Ray's "subsegments"), so an invocation's
@@ -63,25 +63,25 @@ func (e *XRayExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 		}
 		e.conn = c
 	}
-	segs := make(map[trace.SpanID]*Segment, len(spans))
-	for _, s := range spans {
-		seg := segment(s)
-		segs[s.SpanContext().SpanID()] = &seg
+	nodes := make([]node, len(spans))
+	byID := make(map[trace.SpanID]*node, len(spans))
+	for i, s := range spans {
+		nodes[i].span = s
+		byID[s.SpanContext().SpanID()] = &nodes[i]
 	}
-	var roots []*Segment
-	for _, s := range spans {
-		seg := segs[s.SpanContext().SpanID()]
-		if p, ok := segs[s.Parent().SpanID()]; ok && s.Parent().IsValid() {
-			p.Subsegments = append(p.Subsegments, seg)
+	var roots []*node
+	for i := range nodes {
+		n := &nodes[i]
+		if p, ok := byID[n.span.Parent().SpanID()]; ok && n.span.Parent().IsValid() {
+			p.kids = append(p.kids, n)
 			continue
 		}
-		roots = append(roots, seg)
+		roots = append(roots, n)
 	}
 	var errs []error
 	for _, root := range roots {
-		nest(root)
-		e.buf = appendSegment(append(e.buf[:0], xrayHeader...), root)
-		if len(e.buf) > maxDatagram+len(xrayHeader) {
+		e.buf = appendSpan(append(e.buf[:0], xrayHeader...), root, false, true)
+		if len(e.buf) > maxDatagram {
 			errs = append(errs, e.flat(root)...)
 			continue
 		}
@@ -90,35 +90,24 @@ func (e *XRayExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	return errors.Join(errs...)
 }
 
-// nest clears the fields a nested subsegment takes from its parent.
-func nest(s *Segment) {
-	for _, c := range s.Subsegments {
-		c.Type, c.TraceID, c.ParentID = "", "", ""
-		nest(c)
-	}
+// node is a span and the spans under it in one export.
+type node struct {
+	span sdktrace.ReadOnlySpan
+	kids []*node
 }
 
-// flat sends each segment of a tree as a document of its own.
-func (e *XRayExporter) flat(root *Segment) []error {
+// flat sends each span of a tree as a document of its own, naming its parent.
+func (e *XRayExporter) flat(n *node) []error {
+	e.buf = appendSpan(append(e.buf[:0], xrayHeader...), n, false, false)
 	var errs []error
-	var walk func(s *Segment, traceID, parent string)
-	walk = func(s *Segment, traceID, parent string) {
-		children := s.Subsegments
-		s.Subsegments = nil
-		if parent != "" {
-			s.Type, s.TraceID, s.ParentID = "subsegment", traceID, parent
-		}
-		e.buf = appendSegment(append(e.buf[:0], xrayHeader...), s)
-		if len(e.buf) > maxDatagram+len(xrayHeader) {
-			errs = append(errs, fmt.Errorf("xray: the document of span %s is %d bytes, over the daemon's datagram", s.Name, len(e.buf)))
-		} else {
-			errs = append(errs, e.send())
-		}
-		for _, c := range children {
-			walk(c, s.TraceID, s.ID)
-		}
+	if len(e.buf) > maxDatagram {
+		errs = append(errs, fmt.Errorf("xray: the document of span %s is %d bytes, over the daemon's datagram", n.span.Name(), len(e.buf)))
+	} else {
+		errs = append(errs, e.send())
 	}
-	walk(root, root.TraceID, root.ParentID)
+	for _, k := range n.kids {
+		errs = append(errs, e.flat(k)...)
+	}
 	return errs
 }
 
@@ -141,7 +130,8 @@ func (e *XRayExporter) Shutdown(context.Context) error {
 }
 
 // Segment is an X-Ray segment or subsegment document, with the fields this service
-// sets (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html).
+// writes (https://docs.aws.amazon.com/xray/latest/devguide/xray-api-segmentdocuments.html),
+// for reading what the exporter sent.
 type Segment struct {
 	Type        string            `json:"type,omitempty"`
 	Name        string            `json:"name"`
@@ -179,105 +169,188 @@ type SegmentHTTP struct {
 	Response map[string]int    `json:"response,omitempty"`
 }
 
-// segment maps a span to its X-Ray document: the route as an annotation (indexed, for
-// filter expressions such as annotation.route = "GET /tags"), SQL, AWS and HTTP
-// attributes in X-Ray's own fields, the rest as metadata.
-func segment(s sdktrace.ReadOnlySpan) Segment {
+// appendSpan appends the X-Ray document of n's span (with its kids nested when
+// nest): the route as an annotation (indexed, for filter expressions such as
+// annotation.route = "GET /tags"), SQL, AWS and HTTP attributes in X-Ray's own fields,
+// the rest as metadata. A nested subsegment takes its trace and parent from the
+// document around it. Written by hand: an invocation's export is on its path, and
+// encoding/json's reflection (and the maps it needs) cost most of it.
+func appendSpan(b []byte, n *node, nested, nest bool) []byte {
+	s := n.span
 	sc := s.SpanContext()
-	seg := Segment{
-		Name:      xrayName(s.Name()),
-		ID:        sc.SpanID().String(),
-		TraceID:   xrayTraceID(sc.TraceID()),
-		StartTime: float64(s.StartTime().UnixMicro()) / 1e6,
-		EndTime:   float64(s.EndTime().UnixMicro()) / 1e6,
+	b = append(b, '{')
+	if p := s.Parent(); p.IsValid() && !nested {
+		b = append(b, `"type":"subsegment","parent_id":"`...)
+		b = append(b, p.SpanID().String()...)
+		b = append(b, `",`...)
 	}
-	if p := s.Parent(); p.IsValid() {
-		seg.Type, seg.ParentID = "subsegment", p.SpanID().String()
+	b = append(b, `"name":`...)
+	b = appendString(b, xrayName(s.Name()))
+	b = append(b, `,"id":"`...)
+	b = append(b, sc.SpanID().String()...)
+	b = append(b, '"')
+	if !nested {
+		b = append(b, `,"trace_id":"`...)
+		b = append(b, xrayTraceID(sc.TraceID())...)
+		b = append(b, '"')
 	}
-	if s.SpanKind() == trace.SpanKindClient {
-		seg.Namespace = "remote"
-	}
+	b = append(b, `,"start_time":`...)
+	b = strconv.AppendFloat(b, float64(s.StartTime().UnixMicro())/1e6, 'f', 6, 64)
+	b = append(b, `,"end_time":`...)
+	b = strconv.AppendFloat(b, float64(s.EndTime().UnixMicro())/1e6, 'f', 6, 64)
+
+	var method, url, route, query, dbType, op, region, requestID, namespace string
 	status := 0
-	meta := map[string]any{}
+	if s.SpanKind() == trace.SpanKindClient {
+		namespace = "remote"
+	}
+	var meta []attribute.KeyValue
 	for _, kv := range s.Attributes() {
-		k, v := string(kv.Key), kv.Value
-		switch k {
+		v := kv.Value
+		switch kv.Key {
 		case "http.route":
-			seg.annotate("route", v.AsString())
+			route = v.AsString()
 		case "http.request.method":
-			seg.http().Request["method"] = v.AsString()
+			method = v.AsString()
 		case "url.full":
-			// Without the query: it may carry codes and tokens.
-			u, _, _ := strings.Cut(v.AsString(), "?")
-			seg.http().Request["url"] = u
+			url, _, _ = strings.Cut(v.AsString(), "?") // the query may carry codes and tokens
 		case "http.response.status_code":
 			status = int(v.AsInt64())
-			seg.http().Response = map[string]int{"status": status}
 		case "db.query.text":
-			seg.sql()["sanitized_query"] = v.AsString()
+			query = v.AsString()
 		case "db.system.name", "db.system":
-			seg.sql()["database_type"] = v.AsString()
+			dbType = v.AsString()
 		case "rpc.system":
 			if v.AsString() == "aws-api" {
-				seg.Namespace = "aws"
+				namespace = "aws"
 			}
 		case "rpc.method":
-			seg.aws()["operation"] = v.AsString()
+			op = v.AsString()
 		case "cloud.region":
-			seg.aws()["region"] = v.AsString()
+			region = v.AsString()
 		case "aws.request_id":
-			seg.aws()["request_id"] = v.AsString()
+			requestID = v.AsString()
 		default:
 			if v.Type() != attribute.INVALID {
-				meta[k] = v.AsInterface()
+				meta = append(meta, kv)
 			}
 		}
 	}
-	if len(meta) > 0 {
-		seg.Metadata = map[string]any{"default": meta}
+	if namespace != "" {
+		b = append(b, `,"namespace":"`...)
+		b = append(b, namespace...)
+		b = append(b, '"')
 	}
+	failed := s.Status().Code == codes.Error
 	switch {
 	case status == 429:
-		seg.Error, seg.Throttle = true, true
-	case status >= 500:
-		seg.Fault = true
+		b = append(b, `,"error":true,"throttle":true`...)
+	case status >= 500, status < 400 && failed:
+		b = append(b, `,"fault":true`...)
 	case status >= 400:
-		seg.Error = true
-	case s.Status().Code == codes.Error:
-		seg.Fault = true
+		b = append(b, `,"error":true`...)
 	}
-	if s.Status().Code == codes.Error && s.Status().Description != "" {
-		seg.Cause = &Cause{Exceptions: []Exception{{Message: s.Status().Description}}}
+	if failed && s.Status().Description != "" {
+		b = append(b, `,"cause":{"exceptions":[{"message":`...)
+		b = appendString(b, s.Status().Description)
+		b = append(b, `}]}`...)
 	}
-	return seg
+	if method != "" || url != "" || status != 0 {
+		b = append(b, `,"http":{`...)
+		if method != "" || url != "" {
+			b = append(b, `"request":{`...)
+			b = appendFields(b, "method", method, "url", url)
+			b = append(b, '}')
+			if status != 0 {
+				b = append(b, ',')
+			}
+		}
+		if status != 0 {
+			b = append(b, `"response":{"status":`...)
+			b = strconv.AppendInt(b, int64(status), 10)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	if op != "" || region != "" || requestID != "" {
+		b = append(b, `,"aws":{`...)
+		b = appendFields(b, "operation", op, "region", region, "request_id", requestID)
+		b = append(b, '}')
+	}
+	if query != "" || dbType != "" {
+		b = append(b, `,"sql":{`...)
+		b = appendFields(b, "sanitized_query", query, "database_type", dbType)
+		b = append(b, '}')
+	}
+	if route != "" {
+		b = append(b, `,"annotations":{"route":`...)
+		b = appendString(b, route)
+		b = append(b, '}')
+	}
+	if len(meta) > 0 {
+		b = append(b, `,"metadata":{"default":{`...)
+		for i, kv := range meta {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, string(kv.Key))
+			b = append(b, ':')
+			b = appendValue(b, kv.Value)
+		}
+		b = append(b, "}}"...)
+	}
+	if nest && len(n.kids) > 0 {
+		b = append(b, `,"subsegments":[`...)
+		for i, k := range n.kids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSpan(b, k, true, true)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
-func (s *Segment) annotate(k, v string) {
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
+// appendFields appends the non-empty ones of key, value pairs as object members.
+func appendFields(b []byte, kv ...string) []byte {
+	first := true
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, kv[i])
+		b = append(b, ':')
+		b = appendString(b, kv[i+1])
 	}
-	s.Annotations[k] = v
+	return b
 }
 
-func (s *Segment) http() *SegmentHTTP {
-	if s.HTTP == nil {
-		s.HTTP = &SegmentHTTP{Request: map[string]string{}}
+// appendValue appends an attribute's value: strings, integers, floats and booleans as
+// themselves, slices through encoding/json.
+func appendValue(b []byte, v attribute.Value) []byte {
+	switch v.Type() {
+	case attribute.STRING:
+		return appendString(b, v.AsString())
+	case attribute.INT64:
+		return strconv.AppendInt(b, v.AsInt64(), 10)
+	case attribute.BOOL:
+		return strconv.AppendBool(b, v.AsBool())
+	case attribute.FLOAT64:
+		if f := v.AsFloat64(); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return strconv.AppendFloat(b, f, 'g', -1, 64)
+		}
+		return append(b, "null"...)
 	}
-	return s.HTTP
-}
-
-func (s *Segment) sql() map[string]string {
-	if s.SQL == nil {
-		s.SQL = map[string]string{}
+	j, err := json.Marshal(v.AsInterface())
+	if err != nil {
+		return append(b, "null"...)
 	}
-	return s.SQL
-}
-
-func (s *Segment) aws() map[string]any {
-	if s.AWS == nil {
-		s.AWS = map[string]any{}
-	}
-	return s.AWS
+	return append(b, j...)
 }
 
 // xrayName keeps the characters X-Ray accepts in a name (letters, digits, spaces and
@@ -301,152 +374,4 @@ func xrayName(name string) string {
 		s = s[:200]
 	}
 	return s
-}
-
-// appendSegment appends s as JSON, as json.Marshal would write it (the tests decode it
-// with encoding/json): written by hand because an invocation's export is on its path,
-// and encoding/json's reflection cost most of it.
-func appendSegment(b []byte, s *Segment) []byte {
-	b = append(b, '{')
-	if s.Type != "" {
-		b = append(b, `"type":`...)
-		b = appendString(b, s.Type)
-		b = append(b, ',')
-	}
-	b = append(b, `"name":`...)
-	b = appendString(b, s.Name)
-	b = append(b, `,"id":`...)
-	b = appendString(b, s.ID)
-	if s.TraceID != "" {
-		b = append(b, `,"trace_id":`...)
-		b = appendString(b, s.TraceID)
-	}
-	if s.ParentID != "" {
-		b = append(b, `,"parent_id":`...)
-		b = appendString(b, s.ParentID)
-	}
-	b = append(b, `,"start_time":`...)
-	b = strconv.AppendFloat(b, s.StartTime, 'f', 6, 64)
-	b = append(b, `,"end_time":`...)
-	b = strconv.AppendFloat(b, s.EndTime, 'f', 6, 64)
-	if s.Namespace != "" {
-		b = append(b, `,"namespace":`...)
-		b = appendString(b, s.Namespace)
-	}
-	for _, f := range []struct {
-		set  bool
-		name string
-	}{{s.Error, `,"error":true`}, {s.Fault, `,"fault":true`}, {s.Throttle, `,"throttle":true`}} {
-		if f.set {
-			b = append(b, f.name...)
-		}
-	}
-	if s.Cause != nil {
-		b = append(b, `,"cause":{"exceptions":[`...)
-		for i, e := range s.Cause.Exceptions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"message":`...)
-			b = appendString(b, e.Message)
-			b = append(b, '}')
-		}
-		b = append(b, "]}"...)
-	}
-	if s.HTTP != nil {
-		b = append(b, `,"http":{`...)
-		if len(s.HTTP.Request) > 0 {
-			b = append(b, `"request":`...)
-			b = appendStrings(b, s.HTTP.Request)
-			if len(s.HTTP.Response) > 0 {
-				b = append(b, ',')
-			}
-		}
-		if len(s.HTTP.Response) > 0 {
-			b = append(b, `"response":{"status":`...)
-			b = strconv.AppendInt(b, int64(s.HTTP.Response["status"]), 10)
-			b = append(b, '}')
-		}
-		b = append(b, '}')
-	}
-	if len(s.AWS) > 0 {
-		b = append(b, `,"aws":`...)
-		b = appendAny(b, s.AWS)
-	}
-	if len(s.SQL) > 0 {
-		b = append(b, `,"sql":`...)
-		b = appendStrings(b, s.SQL)
-	}
-	if len(s.Annotations) > 0 {
-		b = append(b, `,"annotations":`...)
-		b = appendStrings(b, s.Annotations)
-	}
-	if len(s.Metadata) > 0 {
-		b = append(b, `,"metadata":`...)
-		b = appendAny(b, s.Metadata)
-	}
-	if len(s.Subsegments) > 0 {
-		b = append(b, `,"subsegments":[`...)
-		for i, c := range s.Subsegments {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendSegment(b, c)
-		}
-		b = append(b, ']')
-	}
-	return append(b, '}')
-}
-
-func appendStrings(b []byte, m map[string]string) []byte {
-	b = append(b, '{')
-	first := true
-	for k, v := range m {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = appendString(b, v)
-	}
-	return append(b, '}')
-}
-
-// appendAny writes the attribute values a segment holds: strings, integers, floats,
-// booleans and maps of them; anything else through encoding/json.
-func appendAny(b []byte, v any) []byte {
-	switch v := v.(type) {
-	case string:
-		return appendString(b, v)
-	case int64:
-		return strconv.AppendInt(b, v, 10)
-	case int:
-		return strconv.AppendInt(b, int64(v), 10)
-	case bool:
-		return strconv.AppendBool(b, v)
-	case float64:
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
-			return strconv.AppendFloat(b, v, 'g', -1, 64)
-		}
-		return append(b, "null"...)
-	case map[string]any:
-		b = append(b, '{')
-		first := true
-		for k, x := range v {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendAny(b, x)
-		}
-		return append(b, '}')
-	}
-	j, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return append(b, j...)
 }
