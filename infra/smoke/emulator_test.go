@@ -72,7 +72,7 @@ func TestEmulator(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 
-	status, body := invokeEmulator(t, invokeAddr, mustEvent(t, "tags/get-tags.json"))
+	status, body := invokeEmulator(t, invokeAddr, emuRequestID, mustEvent(t, "tags/get-tags.json"))
 	if status != http.StatusOK || !strings.Contains(body, `"statusCode":200`) {
 		t.Fatalf("invocation: %d %s\n%s", status, body, out.String())
 	}
@@ -208,7 +208,7 @@ func freeAddr(t *testing.T) string {
 
 // invokeEmulator sends one event to the emulator's invoke endpoint, waiting for it to
 // listen, as Lambda's front end would, with the request id.
-func invokeEmulator(t *testing.T, addr string, event []byte) (int, string) {
+func invokeEmulator(t *testing.T, addr, requestID string, event []byte) (int, string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -216,7 +216,7 @@ func invokeEmulator(t *testing.T, addr string, event []byte) (int, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("X-Amzn-RequestId", emuRequestID)
+		req.Header.Set("X-Amzn-RequestId", requestID)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			if time.Now().After(deadline) {
@@ -308,4 +308,53 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// emulate runs bin under the emulator with each event in turn and returns the
+// function's answers, and the time its first took: the emulator starts the process at
+// the first invocation, so that is the function's init and one request.
+func emulate(t *testing.T, rie, bin string, env []string, events [][]byte) ([]smoke.Response, time.Duration) {
+	t.Helper()
+	invokeAddr, apiAddr := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", apiAddr, bin)
+	cmd.Env = env
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	waitListening(t, invokeAddr)
+	var resps []smoke.Response
+	var first time.Duration
+	for i, ev := range events {
+		start := time.Now()
+		status, body := invokeEmulator(t, invokeAddr, fmt.Sprintf("smoke-%04d", i), ev)
+		if i == 0 {
+			first = time.Since(start)
+		}
+		var r smoke.Response
+		if err := json.Unmarshal([]byte(body), &r); status != http.StatusOK || err != nil || r.StatusCode == 0 {
+			t.Fatalf("%s: event %d: %d %s\n%s", filepath.Base(bin), i, status, body, out.String())
+		}
+		resps = append(resps, r)
+	}
+	return resps, first
+}
+
+// waitListening waits for the emulator's invoke endpoint.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the emulator never listened: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
