@@ -334,23 +334,26 @@ func pgProxy(t *testing.T, target string, n *atomic.Int64) string {
 				continue
 			}
 			go func() { _, _ = io.Copy(c, s); c.Close() }()
-			go func() { countStatements(io.TeeReader(c, s), n); s.Close() }()
+			go func() { countStatements(c, s, n); s.Close() }()
 		}
 	}()
 	return ln.Addr().String()
 }
 
-// countStatements reads the client's side of a connection: untyped messages (an
-// SSL or GSS request, then the startup message), then typed ones.
-func countStatements(r io.Reader, n *atomic.Int64) {
+// countStatements forwards the client's side of a connection to the server message
+// by message, counting each before the server has it (so before its answer): untyped
+// messages (an SSL or GSS request, then the startup message), then typed ones.
+func countStatements(r io.Reader, w io.Writer, n *atomic.Int64) {
 	var hdr [8]byte
 	for {
 		if _, err := io.ReadFull(r, hdr[:4]); err != nil {
 			return
 		}
-		size := binary.BigEndian.Uint32(hdr[:4])
-		body := make([]byte, size-4)
+		body := make([]byte, binary.BigEndian.Uint32(hdr[:4])-4)
 		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		if _, err := w.Write(append(hdr[:4:4], body...)); err != nil {
 			return
 		}
 		if code := binary.BigEndian.Uint32(body[:4]); code != 80877103 && code != 80877104 {
@@ -372,6 +375,9 @@ func countStatements(r io.Reader, n *atomic.Int64) {
 			if !bytes.HasPrefix(body, []byte("-- ping")) {
 				n.Add(1)
 			}
+		}
+		if _, err := w.Write(append(hdr[:5:5], body...)); err != nil {
+			return
 		}
 	}
 }
