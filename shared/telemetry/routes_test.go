@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,6 +40,8 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+var update = flag.Bool("update", false, "rewrite testdata/span-trees.txt from what the routes send")
+
 // The trace Lambda began for the invocation: its segment is the invocation span's parent.
 const (
 	traceHeader   = "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1"
@@ -53,7 +56,9 @@ const (
 // PostgreSQL received (counted on the wire, by a proxy in front of it) are the
 // request's statement spans, and the DynamoDB and S3 requests that reached the
 // stand-ins are its AWS spans. And each request wrote one EMF document naming its route
-// and its statements.
+// and its statements. The trees, with each span's status, are testdata/span-trees.txt
+// (the first use of a statement on a connection adds a "prepare" span, left out there);
+// the test fails when a route's tree differs from it (-update rewrites it).
 func TestRouteSpanTrees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves every route")
@@ -68,6 +73,7 @@ func TestRouteSpanTrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	var trees strings.Builder
 	for _, g := range routegroups.All() {
 		a := app.New(cfg, slog.New(slog.DiscardHandler))
 		a.Getenv = getenv
@@ -95,6 +101,7 @@ func TestRouteSpanTrees(t *testing.T) {
 				}
 				tree := newTree(spans.GetSpans().Snapshots())
 				t.Logf("%d\n%s", resp.StatusCode, tree)
+				fmt.Fprintf(&trees, "%s %s -> %d\n%s\n", g.Name, names[i], resp.StatusCode, tree)
 				checkTree(t, tree, route.RouteKey, resp.StatusCode)
 				if got, want := tree.count(isStatement), stats.statements.Load(); int64(got) != want {
 					t.Errorf("%d statement spans, PostgreSQL received %d statements", got, want)
@@ -105,6 +112,19 @@ func TestRouteSpanTrees(t *testing.T) {
 				checkEMF(t, emf.String(), route.RouteKey, tree.count(isStatement))
 			})
 		}
+	}
+	golden := filepath.Join("testdata", "span-trees.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(trees.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trees.String(); got != string(want) {
+		t.Errorf("the routes' span trees differ from %s (go test -run TestRouteSpanTrees -update rewrites it):\n%s", golden, got)
 	}
 }
 
@@ -216,6 +236,9 @@ func (tr *spanTree) String() string {
 	var draw func(id string, depth int)
 	draw = func(id string, depth int) {
 		for _, s := range tr.children[id] {
+			if strings.HasPrefix(s.Name(), "prepare ") {
+				continue
+			}
 			fmt.Fprintf(&b, "%s%s [%s]\n", strings.Repeat("  ", depth), s.Name(), s.Status().Code)
 			draw(s.SpanContext().SpanID().String(), depth+1)
 		}
