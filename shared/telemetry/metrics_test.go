@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 )
@@ -47,3 +49,32 @@ func TestEMFDocument(t *testing.T) {
 		})
 	}
 }
+
+// TestDimensionsBounded: what a client chooses (an unknown path, a made-up method)
+// never becomes a dimension's value: each value would be a metric of its own, billed.
+func TestDimensionsBounded(t *testing.T) {
+	var buf bufWriter
+	metrics, function = &buf, "tags"
+	defer func() { metrics, function = nil, "" }()
+	h := Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	}), func(*http.Request) string { return "r-1" })
+	for _, tc := range []struct{ method, path, wantMethod string }{
+		{"GET", "/no/such/path/8f3a", "GET"},
+		{"FROBNICATE", "/tags", "other"},
+	} {
+		buf.b = nil
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(tc.method, tc.path, nil))
+		var doc map[string]any
+		if err := json.Unmarshal(buf.b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc[DimRoute] != unmatched || doc[DimMethod] != tc.wantMethod {
+			t.Errorf("%s %s: Route %v, Method %v; want %s, %s", tc.method, tc.path, doc[DimRoute], doc[DimMethod], unmatched, tc.wantMethod)
+		}
+	}
+}
+
+type bufWriter struct{ b []byte }
+
+func (w *bufWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }

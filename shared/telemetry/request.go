@@ -53,7 +53,8 @@ func Middleware(next http.Handler, requestID func(*http.Request) string) http.Ha
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := &request{route: unmatched}
-		ctx, span := tracer.Start(r.Context(), r.Method+" "+unmatched, trace.WithSpanKind(trace.SpanKindServer),
+		method := knownMethod(r.Method)
+		ctx, span := tracer.Start(r.Context(), method+" "+unmatched, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithTimestamp(start))
 		st.Context, st.span = ctx, span
 		st.writer.ResponseWriter = w
@@ -78,11 +79,22 @@ func Middleware(next http.Handler, requestID func(*http.Request) string) http.Ha
 		}
 		st.requestID = requestID(r)
 		st.traceID = TraceID(ctx)
-		doc := st.emf(r.Method, status, since(start))
+		doc := st.emf(method, status, since(start))
 		writeMu.Lock()
 		_, _ = metrics.Write(doc)
 		writeMu.Unlock()
 	})
+}
+
+// knownMethod is the request's method as a dimension and span name: the client
+// chooses it, so one outside HTTP's own is "other" (each value would be a metric).
+func knownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // writeMu keeps documents whole on a writer shared by concurrent requests (the local
