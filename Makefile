@@ -58,7 +58,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 
 # The cold-start benchmark runs a fixed 300 pairs (hello world, function) per function
 # and prints, per function, the median of (time to first response - hello world's)
-# against the 10 ms target and the stripped linux/arm64 size against 15 MB: medians of
+# against the 10 ms target and the stripped linux/arm64 size against 20 MB: medians of
 # pairs need a fixed count, a time-based b.N gives too few on a busy machine.
 # BenchmarkAvatarServer (infra/cmd/local) loads the local server's avatar route with wrk,
 # interleaved with a static reference (the same bytes and caching headers on the same

@@ -1,130 +1,143 @@
 package samtemplate_test
 
 import (
-	"fmt"
+	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/shared/cdn"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mediacatalog/service/infra/samtemplate"
+	"github.com/mediacatalog/service/shared/routegroups"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
-// published: the sets of dimensions AWS publishes metrics under, for each namespace the
-// template alarms on (a metric name, or "" for every metric of the namespace). An alarm
-// on any other set watches a metric that never gets a data point, and with
-// TreatMissingData notBreaching it never fires. Sources, AWS's documentation:
-//   - AWS/ApiGateway, HTTP APIs: "Monitor CloudWatch metrics for HTTP APIs in API
-//     Gateway" (apigateway/latest/developerguide/http-api-metrics.html): ApiId; ApiId,
-//     Stage; and ApiId, Method, Resource, Stage, the route-level metrics, published only
-//     for a stage with detailed metrics on. (Route is no dimension of HTTP APIs.)
-//   - AWS/Lambda: "Types of metrics for Lambda functions"
-//     (lambda/latest/dg/monitoring-metrics-types.html): FunctionName; FunctionName,
-//     Resource (function:alias or :version); FunctionName, Resource, ExecutedVersion
-//     (alias invocations only).
-//   - AWS/DynamoDB: "DynamoDB Metrics and dimensions"
-//     (amazondynamodb/latest/developerguide/metrics-dimensions.html): SystemErrors by
-//     TableName, Operation; WriteThrottleEvents by TableName (and TableName,
-//     GlobalSecondaryIndexName for an index).
-//   - AWS/RDS, RDS Proxy: "Monitoring RDS Proxy metrics with Amazon CloudWatch"
-//     (AmazonRDS/latest/UserGuide/rds-proxy.monitoring.html): ProxyName; ProxyName,
-//     EndpointName; ProxyName, TargetGroup, Target; ProxyName, TargetGroup, TargetRole.
-//   - MediaCatalog: the service's own, from the cdn function's embedded metric format
-//     lines (shared/cdn/metrics.go).
-var published = map[string]map[string][][]string{
-	"AWS/ApiGateway": {"": {{"ApiId"}, {"ApiId", "Stage"}, {"ApiId", "Method", "Resource", "Stage"}}},
-	"AWS/Lambda":     {"": {{"FunctionName"}, {"FunctionName", "Resource"}, {"ExecutedVersion", "FunctionName", "Resource"}}},
-	"AWS/DynamoDB": {
-		"SystemErrors":        {{"Operation", "TableName"}},
-		"WriteThrottleEvents": {{"TableName"}, {"GlobalSecondaryIndexName", "TableName"}},
-	},
-	"AWS/RDS":      {"": {{"ProxyName"}, {"EndpointName", "ProxyName"}, {"ProxyName", "Target", "TargetGroup"}, {"ProxyName", "TargetGroup", "TargetRole"}}},
-	"MediaCatalog": {"InvalidationFailures": {{cdn.MetricDimension}}},
+// serviceMetrics are the metric names the code writes in telemetry.Namespace.
+var serviceMetrics = []string{
+	telemetry.MetricDuration, telemetry.MetricDBTime, telemetry.MetricStatements, telemetry.MetricRefusals,
+	telemetry.MetricCacheHit, telemetry.MetricCacheMiss, telemetry.MetricImageTime, telemetry.MetricProviderErrors,
+	telemetry.MetricBreakerRefusals,
+	"InvalidationFailures", // shared/cdn's own document
 }
 
-// metricOf is one metric an alarm reads.
-type metricOf struct {
-	namespace, name string
-	dims            map[string]any
-}
-
-// alarmMetrics lists the metrics an alarm's properties read: its own, or each
-// MetricStat of its Metrics.
-func alarmMetrics(p map[string]any) []metricOf {
-	dims := func(v any) map[string]any {
-		out := map[string]any{}
-		for _, d := range anyList(v) {
-			m := d.(map[string]any)
-			out[fmt.Sprint(m["Name"])] = m["Value"]
+// isDimensionSet reports whether names (in any order) are one of the code's
+// dimension sets: a metric the template reads under other dimensions has no data.
+func isDimensionSet(names []string) bool {
+	slices.Sort(names)
+	for _, set := range telemetry.DimensionSets {
+		s := slices.Sorted(slices.Values(set))
+		if slices.Equal(s, names) {
+			return true
 		}
-		return out
 	}
-	if ns, ok := p["Namespace"]; ok {
-		return []metricOf{{fmt.Sprint(ns), fmt.Sprint(p["MetricName"]), dims(p["Dimensions"])}}
+	return false
+}
+
+// TestServiceMetrics holds the alarms and the dashboard to the metrics the code writes:
+// the namespace, each metric's name, its dimensions one of the sets every document
+// declares, its FunctionName one of this stack's functions (a !Ref: the Lambda's own
+// name, so that two stacks in one account never share a metric); the refusals and
+// database-time alarms watch every function.
+func TestServiceMetrics(t *testing.T) {
+	tpl := loadTemplate(t)
+	var functions []string // "!Ref <logical id>" of the route groups' functions
+	for _, g := range routegroups.All() {
+		for id, f := range tpl.Functions {
+			if f.Name == g.Name {
+				functions = append(functions, "!Ref "+id)
+			}
+		}
 	}
-	var out []metricOf
-	for _, q := range anyList(p["Metrics"]) {
-		ms, _ := q.(map[string]any)["MetricStat"].(map[string]any)
-		if ms == nil {
+	watched := map[string][]string{} // alarm -> functions
+	for id, r := range tpl.Resources {
+		if samtemplate.Scalar(samtemplate.Get(r, "Type")) != "AWS::CloudWatch::Alarm" {
 			continue
 		}
-		m := ms["Metric"].(map[string]any)
-		out = append(out, metricOf{fmt.Sprint(m["Namespace"]), fmt.Sprint(m["MetricName"]), dims(m["Dimensions"])})
+		mappings(samtemplate.Get(r, "Properties"), func(m *yaml.Node) {
+			ns := samtemplate.Scalar(samtemplate.Get(m, "Namespace"))
+			if ns == "" || strings.HasPrefix(ns, "AWS/") {
+				return
+			}
+			if ns != telemetry.Namespace {
+				t.Errorf("%s: namespace %q, the code writes %q", id, ns, telemetry.Namespace)
+			}
+			if name := samtemplate.Scalar(samtemplate.Get(m, "MetricName")); !slices.Contains(serviceMetrics, name) {
+				t.Errorf("%s: metric %q is not one the code writes", id, name)
+			}
+			var names []string
+			dims := samtemplate.Get(m, "Dimensions")
+			for _, d := range dims.Content {
+				name, value := samtemplate.Scalar(samtemplate.Get(d, "Name")), samtemplate.Scalar(samtemplate.Get(d, "Value"))
+				names = append(names, name)
+				if name == telemetry.DimFunction {
+					if !slices.Contains(functions, value) {
+						t.Errorf("%s: FunctionName %q is no !Ref of a function", id, value)
+					}
+					watched[id] = append(watched[id], value)
+				}
+			}
+			if !isDimensionSet(names) {
+				t.Errorf("%s: dimensions %v are not a set the code declares %v", id, names, telemetry.DimensionSets)
+			}
+		})
 	}
-	return out
+	for _, id := range []string{"RefusalsAlarm", "DatabaseTimeAlarm"} {
+		if got := slices.Sorted(slices.Values(watched[id])); !slices.Equal(got, slices.Sorted(slices.Values(functions))) {
+			t.Errorf("%s watches %v, want every function", id, got)
+		}
+	}
+
+	body := samtemplate.Scalar(samtemplate.Get(tpl.Resources["Dashboard"], "Properties", "DashboardBody"))
+	searches := regexp.MustCompile(`SEARCH\('\{([^}]*)\} MetricName=\(?([^']*?)\)?'`).FindAllStringSubmatch(body, -1)
+	if len(searches) < 4 {
+		t.Fatalf("the dashboard searches %d of the service's metrics, want the routes' p99, database time, statements, refusals", len(searches))
+	}
+	for _, s := range searches {
+		parts := strings.Split(s[1], ",")
+		if parts[0] != telemetry.Namespace || !isDimensionSet(parts[1:]) {
+			t.Errorf("dashboard search {%s}: not the namespace %s with a dimension set of the code", s[1], telemetry.Namespace)
+		}
+		for _, name := range regexp.MustCompile(`\\?"(\w+)\\?"`).FindAllStringSubmatch(s[2], -1) {
+			if !slices.Contains(serviceMetrics, name[1]) {
+				t.Errorf("dashboard search for %q: not a metric the code writes", name[1])
+			}
+		}
+	}
 }
 
-// TestAlarmDimensionsPublished: every metric every alarm of the transformed template
-// reads is one AWS publishes (the table above): its dimension set is one of its
-// namespace's; route-level API metrics come with detailed metrics on the stage; the
-// service's own metric is counted per stack (the alarm names this stack's function).
-func TestAlarmDimensionsPublished(t *testing.T) {
-	for _, set := range paramSets {
-		cfn, _ := transformed(t, set)
-		alarms := cfn.OfType("AWS::CloudWatch::Alarm")
-		if len(alarms) == 0 {
-			t.Fatalf("%s: no alarms", set)
+// TestLogging: every function logs in Lambda's JSON format, and Lambda filters no
+// higher than INFO, the level it gives the lines whose level it does not know (the
+// EMF documents, the AUDIT records), which must never be dropped.
+func TestLogging(t *testing.T) {
+	tpl := loadTemplate(t)
+	lc := samtemplate.Get(tpl.Root, "Globals", "Function", "LoggingConfig")
+	if got := samtemplate.Scalar(samtemplate.Get(lc, "LogFormat")); got != "JSON" {
+		t.Errorf("LoggingConfig.LogFormat %q", got)
+	}
+	for id, f := range tpl.Functions {
+		if samtemplate.Get(f.Props, "LoggingConfig") != nil {
+			t.Errorf("%s has a LoggingConfig of its own", id)
 		}
-		routeLevel := false
-		for _, id := range alarms {
-			for _, m := range alarmMetrics(cfn.Resources[id].Properties) {
-				names := make([]string, 0, len(m.dims))
-				for k := range m.dims {
-					names = append(names, k)
-				}
-				sort.Strings(names)
-				byMetric, ok := published[m.namespace]
-				if !ok {
-					t.Errorf("%s %s: namespace %s is not in the table of published metrics", set, id, m.namespace)
-					continue
-				}
-				sets, ok := byMetric[m.name]
-				if !ok {
-					sets = byMetric[""]
-				}
-				if !slices.ContainsFunc(sets, func(s []string) bool { return slices.Equal(s, names) }) {
-					t.Errorf("%s %s: %s %s by %v, which AWS does not publish (it publishes %v)", set, id, m.namespace, m.name, names, sets)
-				}
-				if m.namespace == "AWS/ApiGateway" && slices.Contains(names, "Method") {
-					routeLevel = true
-					if r := fmt.Sprint(m.dims["Resource"]); !strings.HasPrefix(r, "/") || strings.Contains(r, " ") {
-						t.Errorf("%s %s: Resource %q is not a route's path", set, id, r)
-					}
-				}
-				if m.namespace == "MediaCatalog" && fmt.Sprint(m.dims[cdn.MetricDimension]) != "map[Ref:CdnFunction]" {
-					t.Errorf("%s %s: %s=%v is not this stack's cdn function: another stack's failures would page here", set, id, cdn.MetricDimension, m.dims[cdn.MetricDimension])
-				}
-			}
+	}
+	levels := samtemplate.Get(tpl.Root, "Mappings", "LogLevels")
+	for _, param := range []string{"debug", "info", "warn", "error"} {
+		got := samtemplate.Scalar(samtemplate.Get(levels, param, "Lambda"))
+		if want := map[bool]string{true: "DEBUG", false: "INFO"}[param == "debug"]; got != want {
+			t.Errorf("LogLevel %s: ApplicationLogLevel %q, want %s", param, got, want)
 		}
-		if routeLevel {
-			var stage map[string]any
-			for _, id := range cfn.OfType("AWS::ApiGatewayV2::Stage") {
-				stage = cfn.Resources[id].Properties
-			}
-			drs, _ := stage["DefaultRouteSettings"].(map[string]any)
-			if drs["DetailedMetricsEnabled"] != true {
-				t.Errorf("%s: alarms read route-level API metrics, but the stage's detailed metrics are %v", set, drs["DetailedMetricsEnabled"])
-			}
-		}
+	}
+}
+
+// mappings calls f on every mapping node under n.
+func mappings(n *yaml.Node, f func(*yaml.Node)) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		f(n)
+	}
+	for _, c := range n.Content {
+		mappings(c, f)
 	}
 }

@@ -376,8 +376,8 @@ func TestAlarmsAndCanary(t *testing.T) {
 			t.Errorf("%s: AlarmActions %q (canary alarms roll back and page no one; the others page)", id, got)
 		}
 	}
-	if n != 8*5+6 {
-		t.Errorf("%d alarms, want %d", n, 8*5+6)
+	if n != 8*5+8 {
+		t.Errorf("%d alarms, want %d", n, 8*5+8)
 	}
 	resource(t, tpl, "Dashboard", "AWS::CloudWatch::Dashboard")
 }

@@ -1,5 +1,9 @@
 // Package smoke runs the real bootstrap binaries against an implementation of the
-// Lambda Runtime API, as Lambda's runtime calls them, and measures them.
+// Lambda Runtime API, as Lambda's runtime calls them, and measures them. Its tests also
+// run a function under AWS's Runtime Interface Emulator (emulator_test.go); this API
+// stays for what the emulator does not do: tell when a process asked for its first
+// invocation (the end of its init, which the cold-start benchmark subtracts), and send
+// Lambda's trace header to the runtime.
 package smoke
 
 import (
@@ -28,6 +32,11 @@ type Result struct {
 // serving queued events one at a time over loopback.
 type RuntimeAPI struct {
 	Addr string // host:port for AWS_LAMBDA_RUNTIME_API
+	// TraceHeader is the Lambda-Runtime-Trace-Id of every invocation: X-Ray's header
+	// of the trace Lambda began, by default a sampled one, so that every invocation
+	// records and sends its spans (the costliest case). The Runtime Interface Emulator
+	// sends none, so the tests of a continued trace use this API.
+	TraceHeader string
 
 	srv     *http.Server
 	events  chan invocation
@@ -56,6 +65,8 @@ func NewRuntimeAPI() (*RuntimeAPI, error) {
 		results: make(chan Result, 64),
 		initErr: make(chan []byte, 1),
 		pending: map[string]time.Time{},
+
+		TraceHeader: "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", api.next)
@@ -115,7 +126,7 @@ func (api *RuntimeAPI) next(w http.ResponseWriter, r *http.Request) {
 	h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 	h.Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(30*time.Second).UnixMilli()))
 	h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:eu-central-1:123456789012:function:smoke")
-	h.Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000;Sampled=0")
+	h.Set("Lambda-Runtime-Trace-Id", api.TraceHeader)
 	h.Set("Content-Type", "application/json")
 	_, _ = w.Write(inv.event)
 }

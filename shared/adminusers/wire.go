@@ -11,6 +11,7 @@ import (
 	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/secrets"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Group is the admin-users function's wiring. The image routes are always served; on
@@ -23,7 +24,7 @@ var Group = app.Group{Name: "admin-users", Secrets: secrets.Environment,
 			return nil, err
 		}
 		notifier, err := cdnnotify.NewNotifier(awsconfig.Load(a.Config), cdnnotify.Options{
-			Kind: a.Config.AvatarNotifier, URL: a.Config.CDNURL, Client: &http.Client{Timeout: 10 * time.Second},
+			Kind: a.Config.AvatarNotifier, URL: a.Config.CDNURL, Client: &http.Client{Timeout: 10 * time.Second, Transport: telemetry.Transport(nil)},
 			Function: a.Config.CDNFunctionName, LambdaEndpoint: a.Config.LambdaEndpoint,
 		})
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/mediacatalog/service/shared/dependency"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Group is one route group, served by one Lambda function. Build makes its routes
@@ -70,6 +71,9 @@ func (a *App) Routes(ctx context.Context, gs ...Group) ([]httpapi.Route, error) 
 		if err != nil {
 			return nil, fmt.Errorf("app: build %s: %w", g.Name, err)
 		}
+		for i := range rs {
+			rs[i].Handler = telemetry.Route(rs[i].Pattern, rs[i].Handler)
+		}
 		all = append(all, rs...)
 	}
 	a.mu.Lock()
@@ -103,8 +107,8 @@ func (a *App) Wrap(h http.Handler, budget time.Duration) http.Handler {
 	a.mu.Lock()
 	internal := slices.Clone(a.internal)
 	a.mu.Unlock()
-	return httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout,
-		OriginSecrets: a.Config.OriginSecrets, OriginExempt: internal})
+	return telemetry.Middleware(httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout,
+		OriginSecrets: a.Config.OriginSecrets, OriginExempt: internal}), httpapi.RequestID)
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the
@@ -126,10 +130,12 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 // dbOptions are the pool options of the configuration: DB_MAX_CONNS, and with
 // DB_IAM_AUTH the IAM token and verified TLS of RDS Proxy.
 func (a *App) dbOptions() []postgres.Option {
-	// Each database call's own deadline within the request's budget, and the process's
-	// breaker: a frozen database gets an answer in seconds, whatever the function's
-	// timeout or REQUEST_TIMEOUT, and at once once it is known to be frozen.
-	opts := []postgres.Option{postgres.WithGuard(dependency.NewBreaker("postgres", a.Log), postgres.CallTimeout)}
+	// The statements' spans and metrics first; then each database call's own deadline
+	// within the request's budget, and the process's breaker, which wrap the tracer:
+	// a frozen database gets an answer in seconds, whatever the function's timeout or
+	// REQUEST_TIMEOUT, and at once once it is known to be frozen.
+	opts := []postgres.Option{postgres.WithTracer(telemetry.PgxTracer()),
+		postgres.WithGuard(dependency.NewBreaker("postgres", a.Log), postgres.CallTimeout)}
 	if a.Config.DBMaxConns > 0 {
 		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Main is the whole body of a function's main: it serves one route group, under
@@ -36,6 +37,10 @@ func Main(group Group) {
 // Run serves one route group until ctx is done. A group that holds secrets reads them
 // first, once, and sees them as environment variables (Group.Secrets).
 func Run(ctx context.Context, group Group, getenv func(string) string) error {
+	if lambdahttp.UnderLambda(getenv) {
+		// First, so that the secrets' read is traced too.
+		telemetry.Setup(telemetry.FromEnv(group.Name, getenv))
+	}
 	if group.Secrets != nil {
 		var err error
 		if getenv, err = group.Secrets(ctx, getenv); err != nil {
@@ -46,7 +51,7 @@ func Run(ctx context.Context, group Group, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	log := lambdahttp.NewLogger(cfg.LogLevel).With("function", group.Name, "release", cfg.Release)
+	log := lambdahttp.NewLogger(lambdahttp.LogLevel(getenv, cfg.LogLevel)).With("function", group.Name, "release", cfg.Release)
 	a := New(cfg, log)
 	a.Getenv = getenv
 	defer a.Close()

@@ -29,6 +29,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/imageset"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // ErrNoImage is the cause of deleting an image that does not exist (the spec answers
@@ -165,7 +166,7 @@ func (s *Service) update(ctx context.Context, o owner, id int64, encoded string)
 			return err
 		}
 	}
-	res, err := images.Process(encoded, s.d.Limits)
+	res, err := process(ctx, encoded, s.d.Limits)
 	if err != nil {
 		return err
 	}
@@ -267,4 +268,14 @@ func (s *Service) deleteSet(ctx context.Context, set imageset.ImageSet) error {
 		return fmt.Errorf("remove %s: %w", set.Ref(), err)
 	}
 	return nil
+}
+
+// process is images.Process in a span of its own, its time in the request's metrics.
+func process(ctx context.Context, encoded string, lim images.Limits) (images.Result, error) {
+	start := time.Now()
+	_, span := telemetry.Span(ctx, "images.Process")
+	res, err := images.Process(encoded, lim)
+	telemetry.End(span, err)
+	telemetry.Time(ctx, telemetry.MetricImageTime, time.Since(start))
+	return res, err
 }

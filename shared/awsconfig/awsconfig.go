@@ -26,6 +26,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // ErrNoCredentials is returned on the first AWS call when the environment holds none.
@@ -51,7 +52,8 @@ func ForEndpoint(region, endpoint string, getenv func(string) string) aws.Config
 }
 
 func build(region string, overridden bool, getenv func(string) string) aws.Config {
-	awsCfg := aws.Config{Region: region, APIOptions: []func(*middleware.Stack) error{guard()}}
+	// The breaker first, then each operation's span and metric (telemetry).
+	awsCfg := aws.Config{Region: region, APIOptions: append([]func(*middleware.Stack) error{guard()}, telemetry.AWSOptions...)}
 	id, secret, token := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SESSION_TOKEN")
 	switch {
 	case id != "" && secret != "":

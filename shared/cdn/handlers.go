@@ -17,6 +17,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/imageset"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 const msgSuccess = "Success"
@@ -178,8 +179,10 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 		last = ref
 		key := cacheKey{ref: ref, res: res}
 		if pic, ok := c.get(key); ok {
+			telemetry.Add(ctx, telemetry.MetricCacheHit, 1)
 			return pic, stale, nil
 		}
+		telemetry.Add(ctx, telemetry.MetricCacheMiss, 1)
 		set, err := imageset.ParseRef(ref)
 		if err != nil {
 			return nil, false, fmt.Errorf("profile image of user %d: %w", id, err)

@@ -4,10 +4,12 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // MetricsNamespace is the CloudWatch namespace of the service's own metrics.
-const MetricsNamespace = "MediaCatalog"
+const MetricsNamespace = telemetry.Namespace
 
 // MetricDimension is the one dimension of the service's own metrics: the function's
 // name, which Lambda gives each function (AWS_LAMBDA_FUNCTION_NAME) and the template

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // The breakers' settings, the same for every dependency:
@@ -130,6 +132,7 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 	probe := b.cb.State() == gobreaker.StateHalfOpen
 	done, err := b.cb.Allow()
 	if err != nil {
+		telemetry.Add(ctx, telemetry.MetricBreakerRefusals, 1)
 		if req != nil {
 			req.end(now)
 			req.markDown(b.name)

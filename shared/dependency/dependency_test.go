@@ -1,6 +1,7 @@
 package dependency
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 type sqlState string
@@ -249,5 +253,27 @@ func TestTransport(t *testing.T) {
 	var u *Unavailable
 	if err := get("/missing"); !errors.As(err, &u) {
 		t.Errorf("with the breaker %s: %v, want Unavailable", b.State(), err)
+	}
+}
+
+// TestRefusalMetric: a call an open breaker refuses is counted in its request's metric
+// document (telemetry's BreakerRefusals), beside the breaker's logged state changes.
+func TestRefusalMetric(t *testing.T) {
+	var out bytes.Buffer
+	telemetry.Setup(telemetry.Options{Function: "test", Metrics: &out})
+	t.Cleanup(func() { telemetry.Setup(telemetry.Options{}) })
+	b := NewBreaker("refusal-metric", nil)
+	timeout := fmt.Errorf("call: %w", context.DeadlineExceeded)
+	for range 2 {
+		call(b, context.Background(), timeout)
+	}
+	h := telemetry.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, err := b.Begin(r.Context(), time.Hour); err == nil {
+			t.Error("the open breaker let a call through")
+		}
+	}), func(*http.Request) string { return "req-1" })
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/tags", nil))
+	if !strings.Contains(out.String(), `"`+telemetry.MetricBreakerRefusals+`":1`) {
+		t.Errorf("the request's metrics %s lack one breaker refusal", out.String())
 	}
 }

@@ -13,15 +13,19 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // UnderLambda reports whether the process runs inside a Lambda execution environment.
@@ -44,7 +48,7 @@ const MaxResponseBody = 6*1024*1024 - 64*1024
 // Base64-encoded with isBase64Encoded set, as API Gateway expects.
 func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	proxy := httpadapter.NewV2(withRequestID(h)).ProxyWithContext
-	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	serve := func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		resp, err := proxy(ctx, req)
 		if err != nil || len(resp.Body) <= MaxResponseBody {
 			return resp, err
@@ -53,6 +57,30 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 			"bytes", len(resp.Body), "base64", resp.IsBase64Encoded, "status", resp.StatusCode)
 		return tooLarge(ctx)
 	}
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		ctx, end := invocation(ctx)
+		resp, err := serve(ctx, req)
+		end(resp.StatusCode, err)
+		return resp, err
+	}
+}
+
+// invocation starts the invocation's span in the trace Lambda began (its trace header,
+// which the runtime client passes in the context and in _X_AMZN_TRACE_ID), and notes
+// the trace id for the log lines of this invocation (a Lambda process serves one at a
+// time).
+func invocation(ctx context.Context) (context.Context, func(int, error)) {
+	header, _ := ctx.Value("x-amzn-trace-id").(string)
+	if header == "" {
+		header = os.Getenv("_X_AMZN_TRACE_ID")
+	}
+	id := ""
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		id = lc.AwsRequestID
+	}
+	ctx, end := telemetry.Invocation(ctx, header, id)
+	currentTraceID.Store(telemetry.TraceID(ctx))
+	return ctx, end
 }
 
 // withRequestID gives each request the id of its Lambda invocation (API Gateway's
@@ -160,12 +188,60 @@ func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *sl
 func NewLogger(level string) *slog.Logger { return newLogger(os.Stderr, level) }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: nameAuditLevel}))
+	return slog.New(traceIDs{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: parseLevel(level), ReplaceAttr: nameAuditLevel})})
 }
+
+// parseLevel reads slog's level names in any case, and Lambda's TRACE and FATAL.
+func parseLevel(level string) slog.Level {
+	var l slog.Level
+	switch strings.ToUpper(level) {
+	case "TRACE":
+		return slog.LevelDebug
+	case "FATAL":
+		return slog.LevelError
+	}
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// LogLevel is the level of the logs: the stricter of level (LOG_LEVEL) and
+// AWS_LAMBDA_LOG_LEVEL, which the function's LoggingConfig.ApplicationLogLevel sets
+// and below which Lambda drops the lines anyway. An unknown level counts as INFO.
+func LogLevel(getenv func(string) string, level string) string {
+	lambda := getenv("AWS_LAMBDA_LOG_LEVEL")
+	if lambda != "" && parseLevel(lambda) > parseLevel(level) {
+		return lambda
+	}
+	return level
+}
+
+// currentTraceID is the X-Ray trace id of the invocation being served: a Lambda
+// process serves one at a time, and most lines are logged without the request's
+// context (slog's Info, Error…), so the handler takes it from here.
+var currentTraceID atomic.Value
+
+// traceIDs adds trace_id to every line: the trace of the record's context when it has
+// one (the request line), else the current invocation's.
+type traceIDs struct{ slog.Handler }
+
+func (h traceIDs) Handle(ctx context.Context, r slog.Record) error {
+	id := telemetry.TraceID(ctx)
+	if id == "" {
+		id, _ = currentTraceID.Load().(string)
+	}
+	if id != "" {
+		r.AddAttrs(slog.String("trace_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceIDs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceIDs{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceIDs) WithGroup(name string) slog.Handler { return traceIDs{h.Handler.WithGroup(name)} }
 
 // nameAuditLevel writes httpapi.LevelAudit as "AUDIT" (slog would write "ERROR+8"),
 // and every level as a string value: handed back as a slog.Level, the JSON handler

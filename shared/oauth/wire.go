@@ -2,12 +2,14 @@ package oauth
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/dynamo"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/secrets"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // Group is the oauth function's wiring.
@@ -31,7 +33,7 @@ var Group = app.Group{Name: "oauth", Secrets: secrets.Environment,
 			Sessions:      s,
 			States:        dynamo.NewStateStore(dc, a.Config.StateTable),
 			Limiter:       limiter,
-			Providers:     LoadProviders(a.Getenv, nil, a.Log),
+			Providers:     LoadProviders(a.Getenv, &http.Client{Transport: telemetry.Transport(nil)}, a.Log),
 			APIURL:        a.Config.APIURL,
 			FrontendURL:   a.Config.FrontendURL,
 			SecureCookies: !a.Config.Local(),

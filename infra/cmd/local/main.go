@@ -116,6 +116,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 
 	log := lambdahttp.NewLogger(cfg.LogLevel)
+	stopTelemetry, err := startTelemetry(ctx, getenv, out)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	if err := migrate.Up(ctx, cfg.DatabaseURL, nil); err != nil {
 		return err
 	}
