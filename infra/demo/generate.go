@@ -326,7 +326,7 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 		// in the indexes' pending lists, merged in bulk by the VACUUM at the end rather
 		// than inserted one by one.
 		for _, set := range []string{`SET LOCAL statement_timeout = 0`, `SET LOCAL synchronous_commit = off`,
-			`SET LOCAL work_mem = '64MB'`, `SET LOCAL maintenance_work_mem = '1GB'`,
+			`SET LOCAL work_mem = '256MB'`, `SET LOCAL maintenance_work_mem = '1GB'`,
 			`SET LOCAL gin_pending_list_limit = '1GB'`} {
 			if _, err := tx.Exec(ctx, set); err != nil {
 				return fmt.Errorf("settings: %w", err)
