@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/gosimple/slug"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/shared/namekey"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
@@ -340,11 +343,11 @@ func TestCheckReferences(t *testing.T) {
 	}
 }
 
-// A role that is not a superuser cannot turn the triggers off: the generation runs
-// with them and comes out the same.
-func TestGenerateAsOrdinaryRole(t *testing.T) {
+// ordinaryRole opens db as a new role that is not a superuser and owns no table: it
+// cannot turn the triggers off nor drop the indexes, so Generate runs row by row.
+func ordinaryRole(t *testing.T, db *testenv.DB) *postgres.DB {
+	t.Helper()
 	ctx := context.Background()
-	db := testenv.NewDB(t)
 	role := "gen_" + db.Name
 	for _, sql := range []string{
 		`CREATE ROLE ` + role + ` LOGIN PASSWORD 'generator'`,
@@ -368,11 +371,20 @@ func TestGenerateAsOrdinaryRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ordinary.Close()
+	t.Cleanup(ordinary.Close)
 	var super string
 	if err := ordinary.Pool.QueryRow(ctx, `SELECT current_setting('is_superuser')`).Scan(&super); err != nil || super != "off" {
 		t.Fatalf("is_superuser = %q (%v)", super, err)
 	}
+	return ordinary
+}
+
+// A role that is not a superuser cannot turn the triggers off: the generation runs
+// with them and comes out the same.
+func TestGenerateAsOrdinaryRole(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.NewDB(t)
+	ordinary := ordinaryRole(t, db)
 	const scale = 300
 	if err := demo.Generate(ctx, ordinary, 2, scale); err != nil {
 		t.Fatal(err)
@@ -383,5 +395,105 @@ func TestGenerateAsOrdinaryRole(t *testing.T) {
 	}
 	if n := count(t, db.DB, `SELECT sum(series_count) FROM publishers WHERE client_id = 2`); n != scale+scale/10 {
 		t.Errorf("links counted: %d, want %d", n, scale+scale/10)
+	}
+}
+
+// columnDigests is a digest of each column of every demo table, the rows in the order
+// of their other columns, leaving out the columns whose default is the time of the
+// write (now()).
+func columnDigests(t *testing.T, db *postgres.DB) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	digests := map[string]string{}
+	for _, table := range demoTables {
+		rows, err := db.Pool.Query(ctx, `SELECT column_name FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = $1
+			  AND coalesce(column_default, '') NOT LIKE '%now()%' AND coalesce(column_default, '') NOT ILIKE '%current_timestamp%'
+			ORDER BY ordinal_position`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		columns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idents []string
+		for _, c := range columns {
+			idents = append(idents, pgx.Identifier{c}.Sanitize())
+		}
+		order := "ROW(" + strings.Join(idents, ", ") + ")::text"
+		for i, c := range columns {
+			var digest string
+			if err := db.Pool.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) || ' rows, ' || md5(coalesce(string_agg(%s::text, '|' ORDER BY %s), '')) FROM %s`,
+				idents[i], order, pgx.Identifier{table}.Sanitize())).Scan(&digest); err != nil {
+				t.Fatalf("%s.%s: %v", table, c, err)
+			}
+			digests[table+"."+c] = digest
+		}
+	}
+	return digests
+}
+
+// The bulk load (triggers off, secondary indexes dropped and built after, the users'
+// name keys computed in Go) leaves the same database as the row-by-row load, whose
+// triggers keep the links' columns and the kept counts and whose name keys come from
+// namekey.Fill as the migration's backfill writes them: every row of every table, the
+// kept counts, and the indexes' definitions.
+func TestGenerateBulkSameAsRowByRow(t *testing.T) {
+	ctx := context.Background()
+	const client, scale = 2, 300
+	bulk, rowByRow := testenv.NewDB(t), testenv.NewDB(t)
+	ordinary := ordinaryRole(t, rowByRow)
+	for _, db := range []*testenv.DB{bulk, rowByRow} {
+		if err := demo.Load(ctx, db.DB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := demo.Generate(ctx, bulk.DB, client, scale); err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Generate(ctx, ordinary, client, scale); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rowByRow.Pool.Exec(ctx, `UPDATE users SET name_key = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := namekey.Fill(ctx, rowByRow.Pool); err != nil {
+		t.Fatal(err)
+	}
+
+	state := func(db *testenv.DB) map[string]string {
+		snap := columnDigests(t, db.DB)
+		for name, sql := range map[string]string{
+			"user_count":               `SELECT n::text FROM user_count`,
+			"contributor_search_grams": `SELECT string_agg(g::text, '|' ORDER BY g::text) FROM contributor_search_grams g`,
+			"indexes": `SELECT string_agg(indexdef, '|' ORDER BY indexname) FROM pg_indexes
+				WHERE schemaname = current_schema()`,
+			"tags whose series_count is off": `SELECT count(*)::text FROM tags
+				WHERE series_count IS DISTINCT FROM tag_series_count(id, client_id)`,
+			"generated users without a name key": `SELECT count(*)::text FROM users
+				WHERE slug LIKE 'g2-user-%' AND name_key IS NULL`,
+		} {
+			var v *string
+			if err := db.Pool.QueryRow(ctx, sql).Scan(&v); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if v == nil {
+				t.Fatalf("%s: none", name)
+			}
+			snap[name] = *v
+		}
+		return snap
+	}
+	want, got := state(rowByRow), state(bulk)
+	for _, zero := range []string{"tags whose series_count is off", "generated users without a name key"} {
+		if want[zero] != "0" || got[zero] != "0" {
+			t.Errorf("%s: %s row by row, %s in bulk", zero, want[zero], got[zero])
+		}
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %s row by row, %s in bulk", k, w, got[k])
+		}
 	}
 }

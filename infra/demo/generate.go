@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mediacatalog/service/shared/namekey"
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
@@ -43,8 +44,8 @@ func CountsFor(scale int) GeneratedCounts {
 	}
 }
 
-// generateSteps fill a client with a synthetic catalog, entirely in SQL (generate_series,
-// no round trip per row). Rows carry their number in their slug or name
+// generateSteps fill a client with a synthetic catalog in SQL (generate_series, no
+// round trip per row; only the users' names come from Go, see copyUsers). Rows carry their number in their slug or name
 // (g<client>-series-<n>), and the steps join on those numbers. Names draw from small
 // vocabularies, so a search for a word ("Blue", "Press", "Tanaka") matches many rows.
 var generateSteps = []struct{ name, sql string }{
@@ -57,7 +58,7 @@ var generateSteps = []struct{ name, sql string }{
 		FROM generate_series(1, @tags::int) n`},
 	// The search text is the folded name, as the publishers' trigger keeps it (migration
 	// 00027); before that version the table has no such column and the load leaves it
-	// out (publisherSearch).
+	// out (schemaMarkers).
 	{"publishers", `
 		INSERT INTO publishers (client_id, name, short_name, slug, country, website, headquarter,
 		                        founding_date, image, image_source, created_at/*search column*/)
@@ -94,8 +95,8 @@ var generateSteps = []struct{ name, sql string }{
 		       timestamptz '2020-01-01 00:00:00+00' + (n::bigint * 7919 % @scale::int) * interval '1 minute'
 		FROM generate_series(1, @scale::int) n`},
 	// The planner's statistics of the tables just filled: without them it sees a client
-	// of one row and plans the steps below as nested loops (series tags took 8 s at
-	// 100k series rather than 1 s). ANALYZE samples the transaction's own new rows.
+	// of one row and plans the steps below as nested loops over the whole catalog.
+	// ANALYZE samples the transaction's own new rows.
 	{"analyze", `ANALYZE tags, publishers, series`},
 	{"series aliases", `
 		INSERT INTO series_aliases (series_id, title, language)
@@ -181,22 +182,21 @@ var generateSteps = []struct{ name, sql string }{
 		       (ARRAY['Akira', 'Naoko', 'Hiro', 'Yuki', 'Kenji', 'Mika', 'Taro', 'Rumiko'])[1 + n % 8] AS first_name,
 		       (ARRAY['Tanaka', 'Suzuki', 'Takahashi', 'Watanabe', 'Ito', 'Yamamoto', 'Nakamura', 'Kobayashi'])[1 + (n / 8) % 8]
 		           || ' ' || n AS last_name) c`},
-	// Users are global: their names carry the client so that two generated catalogs
-	// do not collide. They take ids past the demo users', loaded before or after.
+	// Users are global: they take ids past the demo users', loaded before or after.
 	{"user ids", `
 		SELECT setval(pg_get_serial_sequence('users', 'id'),
 		              greatest((SELECT coalesce(max(id), 0) FROM users), @demoUsers::bigint))`},
-	// The search text is the folded username, as the users' trigger keeps it
-	// (migration 00022).
+	// The users come from generated_users (copied in by copyUsers, with their name keys
+	// computed in Go); the search text is the folded username, as the users' trigger
+	// keeps it.
 	{"users", `
-		INSERT INTO users (slug, username, search, age_verified, registered)
-		SELECT @prefix::text || 'user-' || n, u.username, search_fold(u.username),
-		       n % 4 = 0,
-		       timestamptz '2021-01-01 00:00:00+00' + (n::bigint * 7919 % @users::int) * interval '1 minute'
-		FROM generate_series(1, @users::int) n
-		CROSS JOIN LATERAL (SELECT
-		       (ARRAY['reader', 'collector', 'otaku', 'bookworm', 'critic', 'fan', 'librarian', 'editor'])[1 + n % 8]
-		           || '_' || @client::bigint || '_' || n AS username) u`},
+		INSERT INTO users (slug, username, search, age_verified, registered/*name key column*/)
+		SELECT @prefix::text || 'user-' || g.n, g.username, search_fold(g.username),
+		       g.n % 4 = 0,
+		       timestamptz '2021-01-01 00:00:00+00' + (g.n::bigint * 7919 % @users::int) * interval '1 minute'
+		       /*name key value*/
+		FROM generated_users g
+		ORDER BY g.n`},
 	{"user roles", `
 		INSERT INTO user_roles (user_id, role_id)
 		SELECT u.id, r.id
@@ -231,14 +231,15 @@ var generateSteps = []struct{ name, sql string }{
 }
 
 // bulkLoad turns off, for the generating transaction, the triggers of every table
-// (foreign key checks included): at a million series they were most of the load's
-// time, one query per inserted row (series tags alone: 200k rows, 2.8 s of checks at
-// 100k series). The steps supply what the triggers would compute (the links' columns,
-// the contributors' and users' search text, the client's contributor and publisher
-// counts and its contributors' search substrings, the number of users, the publishers'
-// series counts), and checkReferences then checks every foreign key of the generated
-// tables in one set-based query each. It takes a superuser (the local stack's role);
-// for any other role Generate runs with the triggers on, more slowly.
+// (foreign key checks included), which would run a query or more per inserted row. The
+// steps supply what the triggers would compute (the links' columns, the contributors'
+// and users' search text, the client's contributor and publisher counts and its
+// contributors' search substrings, the number of users, the publishers' series counts),
+// Generate sets the tags' series counts, and checkReferences then checks every foreign
+// key of the generated tables in one set-based query each. With it the secondary
+// indexes are dropped and built after the load (dropIndexes). It takes a superuser (the
+// local stack's role); for any other role Generate runs with the triggers and indexes
+// on, row by row, more slowly, to the same rows.
 const bulkLoad = `SET LOCAL session_replication_role = replica`
 
 // checkReferences counts, for each single-column foreign key of the generated tables,
@@ -319,11 +320,13 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 	}
 	done := false
 	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		// A bulk load: no statement timeout, a commit that need not wait for the disk, and
-		// trigram (GIN) entries gathered in the indexes' pending lists, merged in bulk by
-		// the VACUUM at the end rather than inserted one by one.
+		// A bulk load: no statement timeout, a commit that need not wait for the disk,
+		// memory for the index builds (a trigram index built in one pass rather than in
+		// several), and, for a load with the indexes on, trigram (GIN) entries gathered
+		// in the indexes' pending lists, merged in bulk by the VACUUM at the end rather
+		// than inserted one by one.
 		for _, set := range []string{`SET LOCAL statement_timeout = 0`, `SET LOCAL synchronous_commit = off`,
-			`SET LOCAL work_mem = '64MB'`, `SET LOCAL maintenance_work_mem = '256MB'`,
+			`SET LOCAL work_mem = '256MB'`, `SET LOCAL maintenance_work_mem = '1GB'`,
 			`SET LOCAL gin_pending_list_limit = '1GB'`} {
 			if _, err := tx.Exec(ctx, set); err != nil {
 				return fmt.Errorf("settings: %w", err)
@@ -351,28 +354,46 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 		if err := tx.QueryRow(ctx, `SELECT current_setting('is_superuser') = 'on'`).Scan(&superuser); err != nil {
 			return fmt.Errorf("role: %w", err)
 		}
+		var indexes []index
 		if superuser {
 			if _, err := tx.Exec(ctx, bulkLoad); err != nil {
 				return fmt.Errorf("bulk load: %w", err)
+			}
+			if indexes, err = dropIndexes(ctx, tx); err != nil {
+				return err
 			}
 		}
 		fold, err := searchFold(ctx, tx)
 		if err != nil {
 			return err
 		}
-		pubSearch, err := publisherSearch(ctx, tx)
+		markers, nameKeys, err := schemaMarkers(ctx, tx)
 		if err != nil {
 			return err
 		}
+		start := time.Now()
+		if err := copyUsers(ctx, tx, client, counts.Users, nameKeys); err != nil {
+			return err
+		}
+		o.step("user names", start)
 		for _, step := range generateSteps {
 			start := time.Now()
-			if _, err := tx.Exec(ctx, pubSearch.Replace(strings.ReplaceAll(step.sql, "search_fold(", fold+"(")), args); err != nil {
+			if _, err := tx.Exec(ctx, markers.Replace(strings.ReplaceAll(step.sql, "search_fold(", fold+"(")), args); err != nil {
 				return fmt.Errorf("%s: %w", step.name, err)
 			}
 			o.step(step.name, start)
 		}
-		if err := countTagSeries(ctx, tx, client); err != nil {
+		start = time.Now()
+		if err := countKept(ctx, tx, client); err != nil {
 			return err
+		}
+		o.step("tag and role counts", start)
+		if superuser {
+			start := time.Now()
+			if err := buildIndexes(ctx, tx, indexes); err != nil {
+				return err
+			}
+			o.step("indexes built", start)
 		}
 		if superuser {
 			start := time.Now()
@@ -390,11 +411,6 @@ func Generate(ctx context.Context, db *postgres.DB, client int64, scale int, opt
 		return nil
 	}
 	start := time.Now()
-	if err := fillNameKeys(ctx, db); err != nil {
-		return fmt.Errorf("demo: generate client %d: %w", client, err)
-	}
-	o.step("user name keys", start)
-	start = time.Now()
 	defer o.step("vacuum and analyze", start)
 	if err := vacuum(ctx, db); err != nil {
 		return fmt.Errorf("demo: generate client %d: %w", client, err)
@@ -416,38 +432,145 @@ func searchFold(ctx context.Context, tx pgx.Tx) (string, error) {
 	return "lower", nil
 }
 
-// countTagSeries sets the kept series count of the client's tags (tags.series_count,
-// migration 00024), which the triggers do not keep during a bulk load with triggers
-// off; a database before that migration has none.
-func countTagSeries(ctx context.Context, tx pgx.Tx, client int64) error {
-	var has bool
-	if err := tx.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM information_schema.columns
-		               WHERE table_schema = current_schema() AND table_name = 'tags' AND column_name = 'series_count')`).
-		Scan(&has); err != nil {
-		return fmt.Errorf("tag series counts: %w", err)
-	}
-	if !has {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `UPDATE tags SET series_count = tag_series_count(id, client_id) WHERE client_id = $1`, client); err != nil {
-		return fmt.Errorf("tag series counts: %w", err)
+// keptCounts are the counts migration 00024 keeps by triggers, which do not run during
+// a bulk load with triggers off: the series count of the client's tags, in one pass over
+// the links (tag_series_count, which the triggers use, looks up each link's series one
+// by one), and the user count of every role. Set, not added, so they are right with the
+// triggers on as well; a database before that migration has neither.
+var keptCounts = []struct{ table, column, sql string }{
+	{"tags", "series_count", `
+		UPDATE tags t SET series_count = coalesce(c.n, 0)
+		FROM tags t2
+		LEFT JOIN (SELECT st.tag_id, count(*) AS n FROM series_tags st
+		           JOIN series s ON s.id = st.series_id AND s.client_id = $1
+		           GROUP BY st.tag_id) c ON c.tag_id = t2.id
+		WHERE t.id = t2.id AND t.client_id = $1`},
+	{"roles", "user_count", `
+		UPDATE roles r SET user_count = c.n
+		FROM (SELECT r2.id, (SELECT count(*) FROM user_roles ur WHERE ur.role_id = r2.id) AS n FROM roles r2) c
+		WHERE r.id = c.id AND r.user_count <> c.n AND $1::bigint IS NOT NULL`},
+}
+
+// countKept sets the keptCounts the database's schema has.
+func countKept(ctx context.Context, tx pgx.Tx, client int64) error {
+	for _, k := range keptCounts {
+		var has bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+			WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)`, k.table, k.column).Scan(&has); err != nil {
+			return fmt.Errorf("%s.%s: %w", k.table, k.column, err)
+		}
+		if !has {
+			continue
+		}
+		if _, err := tx.Exec(ctx, k.sql, client); err != nil {
+			return fmt.Errorf("%s.%s: %w", k.table, k.column, err)
+		}
 	}
 	return nil
 }
 
-// publisherSearch fills the publishers step's markers at the database's schema
-// version: the kept publishers.search from migration 00027 on, nothing before it.
-func publisherSearch(ctx context.Context, tx pgx.Tx) (*strings.Replacer, error) {
-	var has bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
-		WHERE attrelid = to_regclass('publishers') AND attname = 'search' AND NOT attisdropped)`).Scan(&has); err != nil {
-		return nil, fmt.Errorf("publisher search: %w", err)
+// schemaMarkers fills the steps' markers at the database's schema version: the kept
+// publishers.search from migration 00027 on, users.name_key from 00025 on (nameKeys
+// reports it); before those versions the load leaves the columns out (the rehearsal
+// generates its catalog at the previous release's version, with this code).
+func schemaMarkers(ctx context.Context, tx pgx.Tx) (markers *strings.Replacer, nameKeys bool, err error) {
+	var pubSearch bool
+	if err := tx.QueryRow(ctx, `SELECT
+		EXISTS (SELECT 1 FROM pg_attribute
+		        WHERE attrelid = to_regclass('publishers') AND attname = 'search' AND NOT attisdropped),
+		EXISTS (SELECT 1 FROM pg_attribute
+		        WHERE attrelid = to_regclass('users') AND attname = 'name_key' AND NOT attisdropped)`).
+		Scan(&pubSearch, &nameKeys); err != nil {
+		return nil, false, fmt.Errorf("schema version: %w", err)
 	}
-	if has {
-		return strings.NewReplacer("/*search column*/", ", search", "/*search value*/", ", search_fold(q.name)"), nil
+	var pairs []string
+	if pubSearch {
+		pairs = append(pairs, "/*search column*/", ", search", "/*search value*/", ", search_fold(q.name)")
+	} else {
+		pairs = append(pairs, "/*search column*/", "", "/*search value*/", "")
 	}
-	return strings.NewReplacer("/*search column*/", "", "/*search value*/", ""), nil
+	if nameKeys {
+		pairs = append(pairs, "/*name key column*/", ", name_key", "/*name key value*/", ", g.name_key")
+	} else {
+		pairs = append(pairs, "/*name key column*/", "", "/*name key value*/", "")
+	}
+	return strings.NewReplacer(pairs...), nameKeys, nil
+}
+
+// userWords name the generated users: a search for one ("otaku") matches an eighth.
+var userWords = []string{"reader", "collector", "otaku", "bookworm", "critic", "fan", "librarian", "editor"}
+
+// copyUsers copies the generated users' numbers, names and name keys into the
+// transaction's temporary table generated_users, which the users step reads. The name
+// key is computed in Go (shared/namekey), so the users are written with it rather than
+// updated after. Users are global: their names carry the client so that two generated
+// catalogs do not collide.
+func copyUsers(ctx context.Context, tx pgx.Tx, client int64, users int, nameKeys bool) error {
+	if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE generated_users (n int, username text, name_key text) ON COMMIT DROP`); err != nil {
+		return fmt.Errorf("user names: %w", err)
+	}
+	n := 0
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"generated_users"}, []string{"n", "username", "name_key"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if n == users {
+				return nil, nil
+			}
+			n++
+			name := fmt.Sprintf("%s_%d_%d", userWords[n%len(userWords)], client, n)
+			var key *string
+			if nameKeys {
+				k := namekey.Key(name)
+				key = &k
+			}
+			return []any{n, name, key}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("user names: %w", err)
+	}
+	return nil
+}
+
+// index is a secondary index of a generated table, dropped for a bulk load and built
+// again from its definition after it.
+type index struct{ Name, Definition string }
+
+// dropIndexes drops the generated tables' indexes that back no constraint and returns
+// their definitions. A bulk load into tables without them, and a build of each from
+// the loaded rows after (one sort per index), is several times faster than inserting
+// every row into every index: at a million series the links' seven indexes were most
+// of the load's time. The primary keys and unique constraints stay (the foreign keys
+// and the checks need them). The drop is in the generating transaction: a failed load
+// leaves the indexes as they were.
+func dropIndexes(ctx context.Context, tx pgx.Tx) ([]index, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
+		FROM pg_index i
+		WHERE i.indrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) t)
+		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+		ORDER BY i.indrelid, 1`, generatedTables)
+	if err != nil {
+		return nil, fmt.Errorf("indexes: %w", err)
+	}
+	indexes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[index])
+	if err != nil {
+		return nil, fmt.Errorf("indexes: %w", err)
+	}
+	for _, ix := range indexes {
+		if _, err := tx.Exec(ctx, `DROP INDEX `+ix.Name); err != nil {
+			return nil, fmt.Errorf("drop index %s: %w", ix.Name, err)
+		}
+	}
+	return indexes, nil
+}
+
+// buildIndexes builds the indexes dropIndexes dropped, from their definitions.
+func buildIndexes(ctx context.Context, tx pgx.Tx, indexes []index) error {
+	for _, ix := range indexes {
+		if _, err := tx.Exec(ctx, ix.Definition); err != nil {
+			return fmt.Errorf("build index %s: %w", ix.Name, err)
+		}
+	}
+	return nil
 }
 
 // GenerateOption adjusts Generate.
