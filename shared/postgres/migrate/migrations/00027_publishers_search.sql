@@ -1,4 +1,4 @@
--- The public publishers list's search ignores case and accents (issue 29, decision 3),
+-- The public publishers list's search ignores case and accents,
 -- as the other searches do since 00022: expand. publishers gets a kept search text,
 -- search_fold(name), written by a trigger on every insert and rename, whichever release
 -- writes. The column is nullable without a default, so adding it rewrites nothing;

@@ -1,4 +1,4 @@
--- The deep pages of a publication search in added order (issue 29, decision 2). The
+-- The deep pages of a publication search in added order. The
 -- page walks series_publishers_list_created (publisher_id, client_id, created_at, series_id),
 -- which holds no search text, so every entry it skips costs a heap fetch to test the
 -- pattern. This index is the same one with the search text as a payload: the walk
