@@ -155,8 +155,9 @@ func TestEscalationsOfTheReview(t *testing.T) {
 
 	t.Run("built-in permissions keep their names, so labels cannot be swapped", func(t *testing.T) {
 		// Three renames could make the permission labelled view-users be
-		// delete-users, so an admin granting by label would grant something else. A built-in permission's name is refused as a change (400);
-		// its description stays editable.
+		// delete-users, so an admin granting by label would grant something else. A
+		// built-in permission's name is refused as a change (400); its description
+		// stays editable.
 		a := newAccess(t)
 		id := testenv.NewUser(t, a.db, "renamer", auth.PermViewPermissions, auth.PermEditPermissions)
 		c := a.cookie(t, id)

@@ -435,7 +435,8 @@ func TestAddContributor(t *testing.T) {
 // follows every write of a name, a direct write to it is overwritten, and a search
 // matches exactly the contributors whose folded full name contains the folded term as a
 // literal substring (case and accents ignored: "e" finds "é", "pokemon" finds
-// "Pokémon"), for any term, through the kept counts for one or two letters as through the trigram index.
+// "Pokémon"), for any term, through the kept counts for one or two letters as through
+// the trigram index.
 func TestContributorSearchText(t *testing.T) {
 	f := newContribFixture(t)
 	ctx := context.Background()

@@ -5,7 +5,7 @@
 -- tests the pattern on the index entry (an index-only scan). series_publishers_list_name
 -- stays: the running release's pages without a search use it, and this one serves them
 -- as well; it is dropped by a later release once no deployed code names it
--- (docs/search.md, "Deep pages of a search").
+-- (docs/queries.md, "Operating the indexes and kept texts").
 --
 -- Built without blocking writes; the check at the end refuses an INVALID index left by
 -- a failed or interrupted build (DROP INDEX CONCURRENTLY series_publishers_list_name_search,
