@@ -70,7 +70,7 @@ bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory, cold sta
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \
 		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/smoke'
 
-# The catalog at scale (issue 13): seeds a 10k and a 1M catalog once, each in its own
+# The catalog at scale: seeds a 10k and a 1M catalog once, each in its own
 # stack folder under $(SCALE_DIR) (kept for later runs), serves the API on $(BENCH_PORT)
 # and reports p50/p95/p99 per route at both sizes and the growth of p95. Not in make test.
 SCALE_DIR  ?= .scale

@@ -346,8 +346,9 @@ func TestDetail(t *testing.T) {
 			t.Errorf("detail\n got %s\nwant %s", got, want)
 		}
 	})
-	// Issue 26, finding 7: links and sources stored past the request checks (before
-	// them, by an import, by SQL) are served only when they are links.
+	// Links and sources stored past the request checks (written before them, by an
+	// import, by SQL) are served only when they are links: the API never hands a
+	// frontend a javascript: or data: URL to render.
 	t.Run("stored links that are not links", func(t *testing.T) {
 		s.DB.Exec(t, `INSERT INTO contributor_links (contributor_id, url) VALUES
 			($1, 'javascript:alert(document.cookie)'), ($1, ' JavaScript:alert(1)'), ($1, 'data:text/html,x'),
@@ -498,8 +499,8 @@ func TestAdd(t *testing.T) {
 		{"trailing data", "", `{"first_name":"A"} {}`, 400, missing, ""},
 		{"array body", "", `["A"]`, 400, missing, ""},
 		{"empty body", "", ``, 400, missing, ""},
-		// Issue 26: a 100,000-character name kept the database busy until the statement
-		// timeout (its search texts and substring counts), then 500.
+		// A name's search texts and substring counts grow with its length: an
+		// unbounded name would keep the database busy until the statement timeout.
 		{"a first name of 100,000 characters", "", `{"first_name":"` + strings.Repeat("x", 100000) + `"}`, 400, "Invalid first_name: at most 100 characters", ""},
 		{"a last name of 100,000 characters", "", `{"first_name":"A","last_name":"` + strings.Repeat("x", 100000) + `"}`, 400, "Invalid last_name: at most 100 characters", ""},
 		{"a right-to-left override", "", `{"first_name":"Jun\u202Eji"}`, 400, "Invalid first_name: control characters and invisible formatting characters (such as U+202E) are not allowed", ""},
@@ -602,7 +603,7 @@ func TestEdit(t *testing.T) {
 		{"a link without a scheme", "1", `{` + name + `,"links":["twitter.com/oda"]}`, 400, notLink},
 		{"a protocol-relative link", "1", `{` + name + `,"links":["//evil.example/x"]}`, 400, notLink},
 		{"a link without a host", "1", `{` + name + `,"links":["https:///path"]}`, 400, notLink},
-		// Bounded, printable text (issue 26): each field has its maximum in characters
+		// Bounded, printable text: each field has its maximum in characters
 		// and names refuse control and invisible formatting characters.
 		{"a first_name of 100,000 characters", "1", `{"first_name":"` + long(100000) + `"}`, 400, "Invalid first_name: at most 100 characters"},
 		{"a first_name of 101 characters", "1", `{"first_name":"` + long(101) + `"}`, 400, "Invalid first_name: at most 100 characters"},

@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// TestSearchIgnoresAccents: GET /admin-contributors?search= ignores case and accents
-// (issue 29): "pokemon" finds "Pokémon" and "POKÉMON", and one letter, counted from the
-// kept substring counts, finds its accented forms ("e" finds "é").
+// TestSearchIgnoresAccents: GET /admin-contributors?search= ignores case and accents,
+// as users of a media catalog expect: "pokemon" finds "Pokémon" and "POKÉMON", and one
+// letter, counted from the kept substring counts, finds its accented forms ("e" finds
+// "é").
 func TestSearchIgnoresAccents(t *testing.T) {
 	s := newServer(t)
 	s.DB.Exec(t, `INSERT INTO clients (id, name) VALUES (3, 'Accents')`)

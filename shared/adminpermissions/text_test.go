@@ -11,11 +11,11 @@ import (
 	"github.com/mediacatalog/service/shared/adminpermissions"
 )
 
-// TestPermissionText holds a permission's name and description to their bounds
-// (issue 26, finding 4): a name of at most 64 characters without control or invisible
-// formatting characters, a description of at most 500 that may hold line breaks but
-// no bidirectional overrides. A refusal names the field and changes nothing, on add
-// and on edit.
+// TestPermissionText holds a permission's name and description to their bounds, so
+// that no label can be made too long to show or disguised by invisible characters: a
+// name of at most 64 characters without control or invisible formatting characters, a
+// description of at most 500 that may hold line breaks but no bidirectional overrides.
+// A refusal names the field and changes nothing, on add and on edit.
 func TestPermissionText(t *testing.T) {
 	s := newServer(t)
 	if status, body := s.do(t, http.MethodPost, "/admin-permissions/add", `{"name":"export-series","description":"Exports"}`); status != http.StatusOK {

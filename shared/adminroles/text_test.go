@@ -11,9 +11,9 @@ import (
 	"github.com/mediacatalog/service/shared/adminroles"
 )
 
-// TestRoleText holds a role's name and description to their bounds (issue 26, finding
-// 4: a 9,000-character role name and U+202E were accepted): a name of at most 64
-// characters without control or invisible formatting characters, a description of at
+// TestRoleText holds a role's name and description to their bounds, so that no role
+// can be named too long to show or disguised by U+202E and its kin: a name of at most
+// 64 characters without control or invisible formatting characters, a description of at
 // most 500 that may hold line breaks but no bidirectional overrides. A refusal names
 // the field and changes nothing, on add and on edit.
 func TestRoleText(t *testing.T) {

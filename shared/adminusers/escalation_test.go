@@ -103,8 +103,8 @@ func (a *access) grants(t *testing.T, id int64) string {
 	return a.db.Text(t, `SELECT coalesce(string_agg(permission_id::text, ' ' ORDER BY permission_id), '') FROM role_permissions WHERE role_id = $1`, id)
 }
 
-// TestEscalationsOfTheReview replays the three escalations the security review found,
-// each of which answered 200 before; now each is 403 and changes nothing.
+// TestEscalationsOfTheReview replays three escalations a holder of a few admin
+// permissions could try: each is 403 and changes nothing.
 func TestEscalationsOfTheReview(t *testing.T) {
 	t.Run("editor adds the admin role to itself through user edit", func(t *testing.T) {
 		a := newAccess(t)
@@ -154,10 +154,10 @@ func TestEscalationsOfTheReview(t *testing.T) {
 	})
 
 	t.Run("built-in permissions keep their names, so labels cannot be swapped", func(t *testing.T) {
-		// The second review (issue 26, finding 3): three renames made the permission
-		// labelled view-users be delete-users, so an admin granting by label granted
-		// something else. A built-in permission's name is refused as a change (400);
-		// its description stays editable.
+		// Three renames could make the permission labelled view-users be
+		// delete-users, so an admin granting by label would grant something else. A
+		// built-in permission's name is refused as a change (400); its description
+		// stays editable.
 		a := newAccess(t)
 		id := testenv.NewUser(t, a.db, "renamer", auth.PermViewPermissions, auth.PermEditPermissions)
 		c := a.cookie(t, id)
@@ -338,7 +338,8 @@ func TestRacingAdmins(t *testing.T) {
 }
 
 // TestCrossSiteWrites: a page of another host of the same site (staging) posting a
-// text/plain form, as in the review, and other writes from outside the frontend.
+// text/plain form (a simple request, sent without a preflight), and other writes
+// from outside the frontend.
 func TestCrossSiteWrites(t *testing.T) {
 	a := newAccess(t)
 	admin := a.cookie(t, demo.AdminUserID)

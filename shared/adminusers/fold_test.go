@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestSearchIgnoresAccents: GET /admin-users?search= ignores case and accents (issue
-// 29), and lists the matches in the order of their folded names.
+// TestSearchIgnoresAccents: GET /admin-users?search= ignores case and accents, and
+// lists the matches in the order of their folded names.
 func TestSearchIgnoresAccents(t *testing.T) {
 	s := newServer(t)
 	s.DB.Exec(t, `INSERT INTO users (id, slug, username) VALUES

@@ -7,7 +7,7 @@ import (
 )
 
 // TestFullAdminIsARole: a full admin is a user who holds a full-admin role, one that
-// alone grants every built-in permission (issue 29; docs/access-rules.md). A user whose
+// alone grants every built-in permission (docs/access-rules.md). A user whose
 // roles only together grant them all is a delegated admin: the rules protecting full
 // admins do not protect them, and they cannot hand out full authority. Each case is
 // what a delegated admin would try to reach full authority or erode a full admin.

@@ -122,9 +122,9 @@ const ruleState = `SELECT concat_ws(' | ',
 // data. A refusal changes nothing and leaves an AUDIT record naming the actor, the
 // route and the target; an allowed write changes something and is recorded as done.
 // A refused write puts nothing in the bucket (an image update is refused before its
-// upload). Before issue 26, a delegated admin (holder) could rename a full admin,
-// change their image or age verification, and remove a permission from (or delete)
-// the role that made them a full admin.
+// upload). The cells on a full admin matter most: a delegated admin (holder) must not
+// rename a full admin, change their image or age verification, or remove a permission
+// from (or delete) the role that makes them a full admin.
 func TestAccessRuleTable(t *testing.T) {
 	rulePNG = avatartest.DataURL("image/png", avatartest.PNG(t, 32, 32, false))
 	cells := 0

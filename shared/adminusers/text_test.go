@@ -23,9 +23,9 @@ func randomLetters(n int) string {
 	return string(b)
 }
 
-// TestUsernameText holds usernames and the list's search to their bounds (issue 26,
-// finding 4): at most 64 characters of a Name, no control or invisible formatting
-// characters; a refusal names the field and changes nothing.
+// TestUsernameText holds usernames and the list's search to their bounds: at most 64
+// characters of a Name, no control or invisible formatting characters; a refusal names
+// the field and changes nothing.
 func TestUsernameText(t *testing.T) {
 	s := newServer(t)
 	tooLong := "Invalid username: at most 64 characters"

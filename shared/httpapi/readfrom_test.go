@@ -37,9 +37,9 @@ func (s *sink) Write(b []byte) (int, error) {
 
 // TestServeContentThroughMiddleware: a body that http.ServeContent copies (an image of
 // 37 KB) costs the middleware no buffer of its size per request, with and without a
-// client that accepts gzip (issue 27: a writer that hid io.ReaderFrom had io.Copy
-// allocate up to 32 KB per response, and the compress writer copied the first bytes of
-// a body it would never compress); the request line still logs status and size.
+// client that accepts gzip (a writer that hides io.ReaderFrom makes io.Copy allocate
+// up to 32 KB per response, and a compress writer that copies the first bytes of a body
+// it will never compress costs as much); the request line still logs status and size.
 func TestServeContentThroughMiddleware(t *testing.T) {
 	if raceDetector {
 		t.Skip("under the race detector sync.Pool drops pooled buffers at random: the allocations measured are not the program's")

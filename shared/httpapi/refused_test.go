@@ -16,8 +16,8 @@ import (
 
 // TestRefusalsRecorded: every 403 is an audit record (level AUDIT, msg audit, action
 // refused) with the actor, the route, the target and the caller's address; other
-// errors are not. Before
-// issue 26 a 403 was a debug line, or nothing.
+// errors are not: a run of refusals is how an account probing the admin routes shows,
+// so each lands where operators look.
 func TestRefusalsRecorded(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -141,7 +141,8 @@ var peakTable struct {
 // it, and takes it through the upload pipeline in a fresh process
 // (infra/cmd/imagepeak), which prints its peak resident memory (VmHWM). It
 // prints the table docs/performance.md records and reports the largest peak;
-// the target is 256 MiB. Rows for the issue's two JPEGs show them refused.
+// the target is 256 MiB. The last two rows, progressive JPEGs whose decoders
+// would allocate several times the bound, show them refused.
 func BenchmarkDecoderPeak(b *testing.B) {
 	peakTable.once.Do(func() {
 		peakTable.rows, peakTable.worst, peakTable.err = decoderPeakTable(b)
@@ -237,9 +238,9 @@ func decoderPeakTable(b *testing.B) ([]string, float64, error) {
 			return nil, 0, err
 		}
 		if ok {
-			return nil, 0, fmt.Errorf("issue 26's %s %dx%d accepted", r.spec.name, r.s, r.s)
+			return nil, 0, fmt.Errorf("the hostile %s %dx%d was accepted", r.spec.name, r.s, r.s)
 		}
-		rows = append(rows, fmt.Sprintf("%-40s %11s %9d %9.1f %9.1f  refused", "issue 26: JPEG "+r.spec.name, fmt.Sprintf("%dx%d", r.s, r.s),
+		rows = append(rows, fmt.Sprintf("%-40s %11s %9d %9.1f %9.1f  refused", "hostile JPEG "+r.spec.name, fmt.Sprintf("%dx%d", r.s, r.s),
 			len(raw)>>10, float64(estimate(raw, r.s))/(1<<20), mib))
 	}
 	return rows, worst, nil

@@ -99,10 +99,10 @@ func TestPeakBytes(t *testing.T) {
 	}
 }
 
-// TestProcessRefusesDecoderPeak: the finding of issue 26. Files of a few
-// hundred kilobytes whose pixel count and decoded size passed the old
-// checks (at most 50 megapixels, at most 150 MB of pixels) made the decoder
-// allocate several times that: a progressive 7071x7071 JPEG (coefficients
+// TestProcessRefusesDecoderPeak: files of a few hundred kilobytes whose
+// pixel count and decoded size pass the simple checks (at most 50
+// megapixels, at most 150 MB of pixels) can make the decoder allocate
+// several times that: a progressive 7071x7071 JPEG (coefficients
 // for every block until the last scan) and a progressive 6000x6000 CMYK
 // JPEG (four components of coefficients, then a CMYK copy). Both are
 // refused from the header, allocating about their file size; so are the

@@ -11,7 +11,8 @@ import (
 )
 
 // TestAccountEventsAudited: a sign-up, a link and an unlink each leave an audit record
-// naming the user (the actor and the target) and the provider (issue 26: none did).
+// naming the user (the actor and the target) and the provider, so that a taken-over
+// account can be traced.
 func TestAccountEventsAudited(t *testing.T) {
 	var logs bytes.Buffer
 	e := newEnv(t, envOptions{logs: &logs})

@@ -80,12 +80,12 @@ func TestLinkNeedsRecentSignIn(t *testing.T) {
 	}
 }
 
-// TestForcedLogoutEndsProviderLogin is the review's scenario: with the victim's
+// TestForcedLogoutEndsProviderLogin is an account takeover: with the victim's
 // refreshToken cookie, an intruder links his own GitHub account to her; an admin then
 // logs her out. The forced logout removes the link that the revoked session made, so
 // the intruder's GitHub login is no longer her account (it signs up a user of its
-// own), while her own Google sign-up stays. Before, the intruder came back as her,
-// roles included.
+// own), while her own Google sign-up stays. Were the link kept, the intruder would
+// come back as her, roles included.
 func TestForcedLogoutEndsProviderLogin(t *testing.T) {
 	var logs bytes.Buffer
 	e := newEnv(t, envOptions{logs: &logs})

@@ -33,7 +33,7 @@ import (
 // triggers on role_permissions and permissions), so every check below is an indexed
 // EXISTS whose cost grows with the roles and the full admins, never with the users.
 // Full authority is thus a property of a role, visible and auditable: a user whose
-// roles only together grant every built-in permission is a delegated admin (issue 29).
+// roles only together grant every built-in permission is a delegated admin.
 // A full admin holds every permission for these checks, those added through the API
 // too, so that new permissions can be handed out at all. Full authority is handed out
 // by a full admin only:

@@ -6,7 +6,7 @@ import "strconv"
 // search or filter is exact. Past it the total is a lower bound and the envelope says
 // so (max_exact false): counting every match of a broad search costs the matches, not
 // the page, and grows with the catalog. T is the largest number of matches for which
-// the counted routes still meet their targets at a million series (docs/search.md).
+// the counted routes still meet their targets at a million series (docs/queries.md).
 const DefaultMaxExact int64 = 1000
 
 // maxExact is the DB's T: DefaultMaxExact unless MaxExact sets another (tests set a

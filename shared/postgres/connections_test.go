@@ -111,7 +111,7 @@ func TestOAuthLoginCreatesUser(t *testing.T) {
 			account:  catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-2", Username: ""},
 			want:     "discord-user-2",
 		},
-		// Issue 26: a sign-up never receives a name that differs from an existing one
+		// A sign-up never receives a name that differs from an existing one
 		// only by case or by confusable characters, so a future admin's name cannot be
 		// squatted in another script.
 		{

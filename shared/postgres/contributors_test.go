@@ -434,9 +434,9 @@ func TestAddContributor(t *testing.T) {
 // TestContributorSearchText: the kept search text (the full name folded, migration 00022)
 // follows every write of a name, a direct write to it is overwritten, and a search
 // matches exactly the contributors whose folded full name contains the folded term as a
-// literal substring (the rule since issue 29: case and accents ignored, "e" finds "é",
-// "pokemon" finds "Pokémon"; before it, what ILIKE on the full name matched), for any
-// term, through the kept counts for one or two letters as through the trigram index.
+// literal substring (case and accents ignored: "e" finds "é", "pokemon" finds
+// "Pokémon"), for any term, through the kept counts for one or two letters as through
+// the trigram index.
 func TestContributorSearchText(t *testing.T) {
 	f := newContribFixture(t)
 	ctx := context.Background()
@@ -506,7 +506,7 @@ func TestContributorSearchText(t *testing.T) {
 	}
 }
 
-// foldedContributors are the issue's examples, stated: each search and the contributors
+// foldedContributors are the folding's examples, stated: each search and the contributors
 // of TestContributorSearchText it finds, in the list's order.
 var foldedContributors = map[string][]int64{
 	"pokemon": {23, 22, 24},

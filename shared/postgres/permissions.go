@@ -15,8 +15,8 @@ import (
 const (
 	MsgPermissionNotFound = "Permission not found"
 	MsgPermissionExists   = "Permission with the same name already exists"
-	// MsgBuiltInName answers the rename of a built-in permission (issue 26: renames
-	// made the label view-users grant delete-users).
+	// MsgBuiltInName answers the rename of a built-in permission (renames could swap
+	// labels, so that the one reading view-users granted delete-users).
 	MsgBuiltInName = "A built-in permission cannot be renamed; only its description can be changed"
 )
 

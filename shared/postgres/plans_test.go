@@ -10,9 +10,9 @@ import (
 	"github.com/mediacatalog/service/shared/namekey"
 )
 
-// TestBoundedPlans: the statements that read a whole table before issue 29 (a sequential
-// scan or a count over every row of a table that grows with the users) now read a
-// bounded part of it by index (no sequential scan of it, at most 1,000 of its rows
+// TestBoundedPlans: the statements that could read a whole table (a sequential scan or
+// a count over every row of a table that grows with the users) read a bounded part of
+// it by index (no sequential scan of it, at most 1,000 of its rows
 // read as executed), on a database of 20,000 users with a session and the default
 // role each, analyzed. docs/queries.md has their plans at 1M series.
 func TestBoundedPlans(t *testing.T) {

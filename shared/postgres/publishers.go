@@ -35,7 +35,7 @@ func publisherOrderBy(alias, order string) (string, error) {
 // Publishers returns a page of the client's publishers, each with its number of series
 // in the client's catalog (the total of its publication list). Search is a substring
 // of the name ignoring case and accents (publishers.search, the name's search_fold,
-// docs/search-folding.md); an empty Order orders by id.
+// docs/queries.md); an empty Order orders by id.
 //
 // The page's ids come from an index in the list's order (publishers_client_id,
 // publishers_client_name, publishers_client_created: an index-only scan, from the end

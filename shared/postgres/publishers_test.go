@@ -370,8 +370,7 @@ func TestRandomPublisherSlug(t *testing.T) {
 // TestPublicationSearchFolded: a publication search (LIKE on the folded search text,
 // migration 00022) matches exactly the series whose folded name or a folded alias
 // contains the folded term as a literal substring, for any term: case and accents
-// ignored (issue 29: "pokemon" finds "Pokémon", "e" finds "é"; before it, what ILIKE on
-// the name or an alias matched).
+// ignored ("pokemon" finds "Pokémon", "e" finds "é").
 func TestPublicationSearchFolded(t *testing.T) {
 	ctx := context.Background()
 	db := catalogDB(t, &postgres.QueryCounter{})
@@ -421,7 +420,7 @@ func TestPublicationSearchFolded(t *testing.T) {
 	}
 }
 
-// foldedPublications are the issue's examples, stated: each search and the fixture's
+// foldedPublications are the folding's examples, stated: each search and the fixture's
 // series it finds.
 var foldedPublications = map[string][]int64{
 	"pokemon": {1012, 1013, 1014},

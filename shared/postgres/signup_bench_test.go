@@ -12,7 +12,7 @@ import (
 
 // BenchmarkOAuthSignUp is one OAuth sign-up among 100k users, the name chosen up to
 // case and confusable characters (createOAuthUser): with the users' name keys not
-// written yet (each read and keyed in Go, as every sign-up did before issue 29), and
+// written yet (each user's name read and keyed in Go), and
 // written (make migrate's fill: the names keyed like the new one read by index). It
 // reports the time of one sign-up.
 //

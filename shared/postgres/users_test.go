@@ -161,7 +161,7 @@ func TestUsersList(t *testing.T) {
 	}
 }
 
-// TestUsersSearchFolded: a username search ignores case and accents (issue 29): it
+// TestUsersSearchFolded: a username search ignores case and accents: it
 // matches the users whose folded username contains the folded term, and lists them in
 // the order of their folded names, ties (two names can fold alike: "Émile", "Emile")
 // broken by id, so every page of a walk one user at a time is determined and the walk

@@ -12,7 +12,7 @@ import (
 )
 
 // TestPublicationSearchIgnoresAccents: GET /publisher/publications/{id}?search= ignores
-// case and accents in the series' names and alias titles (issue 29).
+// case and accents in the series' names and alias titles.
 func TestPublicationSearchIgnoresAccents(t *testing.T) {
 	h, db, _ := setup(t)
 	db.Exec(t, `INSERT INTO series (id, client_id, name, slug, type) VALUES
@@ -52,8 +52,8 @@ func TestPublicationSearchIgnoresAccents(t *testing.T) {
 }
 
 // TestPublishersSearchIgnoresAccents: GET /publishers?search= ignores case and accents
-// in the publishers' names (issue 29, decision 3): publishers.search, kept by a trigger,
-// holds the folded name and the term is folded the same way.
+// in the publishers' names, as in every other search: publishers.search, kept by a
+// trigger, holds the folded name and the term is folded the same way.
 func TestPublishersSearchIgnoresAccents(t *testing.T) {
 	h, db, _ := setup(t)
 	db.Exec(t, `INSERT INTO publishers (id, client_id, name, slug) VALUES

@@ -190,8 +190,8 @@ func TestRoutes(t *testing.T) {
 		{name: "detail of another client's publisher", target: "/publisher/slug/second-press", status: 200,
 			body: `{"id":1001,"name":"Second Press","slug":"second-press","image":"","website":"https://press.example","country":"",
 				"domain":"press.example","descriptions":[],"aliases":[],"relations":[]}`},
-		// Issue 26, finding 7: what was stored past the request checks (an import, SQL)
-		// is served as a link only when it is one; a plain-text source stays.
+		// What was stored past the request checks (an import, SQL) is served as a
+		// link only when it is one; a plain-text source stays.
 		{name: "list of stored links that are not links", target: "/publishers?client=3", status: 200,
 			body: `[{"id":1002,"name":"Script Press","short-name":"","slug":"script-press","country":"","website":"",
 				"headquarter":"","series_count":0,"founding_date":"","image":"","image_source":"","client":3}]`},
@@ -200,7 +200,7 @@ func TestRoutes(t *testing.T) {
 				"descriptions":[{"id":1002,"description":"a","language":"English","source":""},
 				{"id":1003,"description":"b","language":"English","source":""},
 				{"id":1004,"description":"c","language":"English","source":"Wikipedia"}],"aliases":[],"relations":[]}`},
-		// Issue 26, finding 4: bounded, printable query text.
+		// Bounded, printable query text.
 		{name: "list search of 101 characters", target: "/publishers?client=1&search=" + strings.Repeat("a", 101), status: 400,
 			body: `{"data":"Invalid search: at most 100 characters","code":400}`},
 		{name: "list search of 100 characters", target: "/publishers?client=1&search=" + strings.Repeat("a", 100), status: 200, body: `[]`},

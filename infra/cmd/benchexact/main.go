@@ -1,5 +1,5 @@
 // Command benchexact compares thresholds T of the exactly counted matches of a search
-// or filter (postgres.DB.MaxExact, docs/search.md) on a generated catalog. Run it under
+// or filter (postgres.DB.MaxExact, docs/queries.md) on a generated catalog. Run it under
 // withstack with the folder of a catalog that make bench-scale generated:
 //
 //	go run ./infra/cmd/withstack -dir .scale/1000000 -- \

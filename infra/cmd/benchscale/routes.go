@@ -162,7 +162,7 @@ func benchRoutes(c catalogShape, w *writes) []benchRoute {
 		publications("&search=zzqx"),
 		deep(pubs, pubsLabel, "last page", last(c.links)),
 		deep(pubs, pubsLabel, "middle page", middle(c.links)),
-		// A search's deep pages, past T: held to the absolute target only (decision 2).
+		// A search's deep pages, past T: held to the absolute target only (printReport).
 		deep(pubs+"&search=Blue", pubsLabel+"&search=Blue", "last page", last(c.blueMatches)),
 		deep(pubs+"&search=Blue", pubsLabel+"&search=Blue", "middle page", middle(c.blueMatches)),
 		publications("&user_lang=Japanese"),

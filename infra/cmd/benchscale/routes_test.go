@@ -124,7 +124,7 @@ func TestEveryRouteBenched(t *testing.T) {
 }
 
 // Every GET route and every admin write of the API is held to the rule above; this
-// checks the rule covers the kinds the issue names (a route group added later joins
+// checks the rule covers each route listed below (a route group added later joins
 // through routegroups.All).
 func TestEveryKindCovered(t *testing.T) {
 	routes := codeRoutes(t)

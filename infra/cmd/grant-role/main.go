@@ -1,7 +1,7 @@
 // Command grant-role gives a user a role, by ids: the way to make the first admin of a
 // new deployment, whose users all start with the default role. Ids, not names: an
-// admin can rename a user or a role, so a name may not be who the operator meant (the
-// second security review made itself a full admin by taking the name "admin"). The
+// admin can rename a user or a role, so a name may not be who the operator meant (an
+// editor who renames itself "admin" would otherwise be made a full admin). The
 // output names both, for the operator to check.
 //
 //	go run ./infra/cmd/grant-role -user-id 42 -role-id 1

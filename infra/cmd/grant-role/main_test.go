@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // TestGrantRole: the command finds the user and the role by id, whatever they are
-// named (the review's editor renamed itself "admin"), says who and what by name, and
+// named (an editor renamed itself "admin"), says who and what by name, and
 // records the grant.
 func TestGrantRole(t *testing.T) {
 	ctx := context.Background()

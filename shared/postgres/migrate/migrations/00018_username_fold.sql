@@ -1,4 +1,4 @@
--- Usernames unique without regard to case in every script (issue 26). users_username_key
+-- Usernames unique without regard to case in every script. users_username_key
 -- (the baseline) is on lower(username), and lower() under the database's C locale (the
 -- local stack's) lowers ASCII letters alone: "Émile" and "émile", "ΑDMIN" and "αdmin"
 -- could both be taken, one posing as the other. This index is on the Unicode lowercase

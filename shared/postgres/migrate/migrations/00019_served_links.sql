@@ -1,4 +1,4 @@
--- Links served are links (issue 26): the API serves a contributor's links, a
+-- Links served are links: the API serves a contributor's links, a
 -- publisher's website and the source of a description or an image only when they pass
 -- catalog's link rule (catalog.WebLink, catalog.SourceText), whatever is stored; the
 -- requests that write them are checked by the same rule. This cleans the values that

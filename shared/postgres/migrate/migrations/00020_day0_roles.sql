@@ -1,4 +1,4 @@
--- Day 0 (issue 25): a new database can be used at once. Sign-ups receive the default
+-- Day 0: a new database can be used at once. Sign-ups receive the default
 -- role (shared/postgres/connections.go gives a new user the role marked is_default, and
 -- none existed), and there is an `admin` role holding every built-in permission for the
 -- operator to give the first administrator (make grant-role USER_ID=<id> ROLE_ID=1).

@@ -1,8 +1,8 @@
--- Search ignores case and accents (issue 29): "pokemon" finds "Pokémon", "e" finds "é".
+-- Search ignores case and accents: "pokemon" finds "Pokémon", "e" finds "é".
 -- The kept search texts (series_publishers.search, contributors.search and, through it,
 -- contributor_search_grams, users.search) hold the folded form, and the queries fold the
 -- term with the same function (search_pattern), so term and text are folded by the
--- same code. docs/search-folding.md has the design and the rollout.
+-- same code. docs/queries.md ("The fold") has the design.
 --
 -- search_fold(t) is
 --   lower(unaccent(lower(normalize(t, NFKC))))   with lower() under ICU's root locale:

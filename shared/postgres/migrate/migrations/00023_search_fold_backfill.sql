@@ -1,4 +1,4 @@
--- Folds the search texts written before 00022 (issue 29), in batches, each its own
+-- Folds the search texts written before 00022, in batches, each its own
 -- transaction: the links of a thousand series ids, a thousand contributors, a thousand
 -- users, walked in key order (the order the service's writes lock them).
 --

@@ -1,4 +1,4 @@
--- Issue 29: counts and facts kept on a row instead of recounted on every request.
+-- Counts and facts kept on a row instead of recounted on every request.
 --
 -- roles.user_count: how many users hold the role. GET /admin-roles counted every grant
 -- of every role on each request (a cost that grows with the users); it now reads the

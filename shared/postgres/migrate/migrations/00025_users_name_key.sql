@@ -1,4 +1,4 @@
--- Issue 29: the key of each username (what names equal up to case, compatibility forms
+-- The key of each username (what names equal up to case, compatibility forms
 -- and confusable characters share; shared/namekey) kept on the user's row, so an OAuth
 -- sign-up finds the names keyed like its own by index (00026) instead of reading and
 -- keying every username.

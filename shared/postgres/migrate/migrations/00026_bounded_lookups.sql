@@ -1,4 +1,4 @@
--- Issue 29: lookups that read a whole table, bounded by an index.
+-- Lookups that read a whole table, bounded by an index.
 --
 -- users_name_key, users_name_key_missing: the sign-up's name check (00025) reads the
 -- keys equal to the new name's and the range of those that start with it and a hyphen;

@@ -1,10 +1,11 @@
--- The public publishers list's search ignores case and accents (issue 29, decision 3),
--- as the other searches do since 00022: expand. publishers gets a kept search text,
+-- The public publishers list's search ignores case and accents, as the other searches
+-- do since 00022: expand. publishers gets a kept search text,
 -- search_fold(name), written by a trigger on every insert and rename, whichever release
 -- writes. The column is nullable without a default, so adding it rewrites nothing;
 -- 00028 fills the rows written before, 00029 builds its trigram index, and the new code
 -- matches it (p.search LIKE search_pattern(term)). The running release still matches
--- p.name ILIKE over publishers_name_trgm, which stays (docs/search-folding.md).
+-- p.name ILIKE over publishers_name_trgm, which stays (docs/queries.md,
+-- "Operating the indexes and kept texts").
 -- +goose Up
 SET LOCAL lock_timeout = '1s';
 SET LOCAL statement_timeout = '5s';

@@ -1,11 +1,11 @@
--- The deep pages of a publication search in added order (issue 29, decision 2). The
+-- The deep pages of a publication search in added order. The
 -- page walks series_publishers_list_created (publisher_id, client_id, created_at, series_id),
 -- which holds no search text, so every entry it skips costs a heap fetch to test the
 -- pattern. This index is the same one with the search text as a payload: the walk
 -- tests the pattern on the index entry (an index-only scan). series_publishers_list_created
 -- stays: the running release's pages without a search use it, and this one serves them
 -- as well; it is dropped by a later release once no deployed code names it
--- (docs/search.md, "Deep pages of a search").
+-- (docs/queries.md, "Operating the indexes and kept texts").
 --
 -- Built without blocking writes; the check at the end refuses an INVALID index left by
 -- a failed or interrupted build (DROP INDEX CONCURRENTLY series_publishers_list_created_search,
