@@ -32,7 +32,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/sony/gobreaker/v2 v2.4.0
+require (
+	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
+	github.com/sony/gobreaker/v2 v2.4.0
+)
 
 require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.26 // indirect

@@ -1,0 +1,32 @@
+// Command deploy-hook is CodeDeploy's PreTraffic hook of the route groups' functions:
+// wiring only, the hook itself lives in shared/deployhook.
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/codedeploy"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/deployhook"
+	"github.com/mediacatalog/service/shared/lambdahttp"
+)
+
+func main() {
+	cfg := awsconfig.ForEndpoint(os.Getenv("AWS_REGION"), "", os.Getenv)
+	h := &deployhook.Hook{
+		CodeDeploy: codedeploy.NewFromConfig(cfg),
+		Lambda:     awslambda.NewFromConfig(cfg),
+		Prefix:     os.Getenv("FUNCTION_PREFIX"),
+		// A cold start in the VPC with the secrets read takes a few seconds; the
+		// template's Timeout of the hook is above both together.
+		ProbeTimeout: 15 * time.Second,
+		CallTimeout:  5 * time.Second,
+		Log:          lambdahttp.NewLogger(os.Getenv("LOG_LEVEL")).With("function", "deploy-hook"),
+		Now:          time.Now,
+	}
+	lambda.Start(h.Handle)
+}
