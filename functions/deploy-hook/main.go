@@ -21,10 +21,8 @@ func main() {
 		CodeDeploy: codedeploy.NewFromConfig(cfg),
 		Lambda:     awslambda.NewFromConfig(cfg),
 		Prefix:     os.Getenv("FUNCTION_PREFIX"),
-		// A cold start in the VPC with the secrets read takes a few seconds; the
-		// template's Timeout of the hook is above both together.
-		ProbeTimeout: 15 * time.Second,
-		CallTimeout:  5 * time.Second,
+		ProbeTimeout: deployhook.ProbeTimeout,
+		CallTimeout:  deployhook.CallTimeout,
 		Log:          lambdahttp.NewLogger(os.Getenv("LOG_LEVEL")).With("function", "deploy-hook"),
 		Now:          time.Now,
 	}

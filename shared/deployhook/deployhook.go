@@ -51,6 +51,14 @@ var Probes = map[string]Probe{
 	"admin-contributors": {RouteKey: "GET /admin-contributors", Path: "/admin-contributors", Query: url.Values{"client": {"1"}}, Want: http.StatusUnauthorized},
 }
 
+// The hook's time limits: a probe's covers a cold start in the VPC with the secrets
+// read; the template gives the hook a Timeout above ProbeTimeout + 2 × CallTimeout, so
+// that it reports even when the new version never answers.
+const (
+	ProbeTimeout = 15 * time.Second
+	CallTimeout  = 5 * time.Second
+)
+
 // Event is what CodeDeploy passes to a lifecycle hook.
 type Event struct {
 	DeploymentID    string `json:"DeploymentId"`
