@@ -18,9 +18,9 @@ import (
 func main() {
 	cfg := awsconfig.ForEndpoint(os.Getenv("AWS_REGION"), "", os.Getenv)
 	h := &deployhook.Hook{
-		CodeDeploy: codedeploy.NewFromConfig(cfg),
-		Lambda:     awslambda.NewFromConfig(cfg),
-		Prefix:     os.Getenv("FUNCTION_PREFIX"),
+		CodeDeploy:   codedeploy.NewFromConfig(cfg),
+		Lambda:       awslambda.NewFromConfig(cfg),
+		Prefix:       os.Getenv("FUNCTION_PREFIX"),
 		ProbeTimeout: deployhook.ProbeTimeout,
 		CallTimeout:  deployhook.CallTimeout,
 		Log:          lambdahttp.NewLogger(os.Getenv("LOG_LEVEL")).With("function", "deploy-hook"),

@@ -75,7 +75,9 @@ var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("X-Amz-Target") == "CodeDeploy_20141006.GetDeployment" {
-		var in struct{ DeploymentID string `json:"deploymentId"` }
+		var in struct {
+			DeploymentID string `json:"deploymentId"`
+		}
 		json.NewDecoder(r.Body).Decode(&in)
 		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		spec, ok := f.deployments[in.DeploymentID]
