@@ -59,6 +59,19 @@ const (
 	CallTimeout  = 5 * time.Second
 )
 
+// Event is the API Gateway v2 event of p for version (which its request id names).
+func (p Probe) Event(version string, now time.Time) ([]byte, error) {
+	return lambdahttp.Call{
+		Method:    strings.Fields(p.RouteKey)[0],
+		RouteKey:  p.RouteKey,
+		Path:      p.Path,
+		Query:     p.Query,
+		UserAgent: "media-catalog-deploy-hook",
+		RequestID: fmt.Sprintf("deploy-hook-%s-%d", version, now.UnixNano()),
+		Time:      now,
+	}.Event()
+}
+
 // Event is what CodeDeploy passes to a lifecycle hook.
 type Event struct {
 	DeploymentID    string `json:"DeploymentId"`
@@ -189,16 +202,7 @@ func ParseAppSpec(content, prefix string) (Target, error) {
 // probe invokes the target version with its group's probe event.
 func (h *Hook) probe(ctx context.Context, t Target) error {
 	p := Probes[strings.TrimPrefix(t.Function, h.Prefix)]
-	now := h.Now()
-	payload, err := lambdahttp.Call{
-		Method:    strings.Fields(p.RouteKey)[0],
-		RouteKey:  p.RouteKey,
-		Path:      p.Path,
-		Query:     p.Query,
-		UserAgent: "media-catalog-deploy-hook",
-		RequestID: fmt.Sprintf("deploy-hook-%s-%d", t.Version, now.UnixNano()),
-		Time:      now,
-	}.Event()
+	payload, err := p.Event(t.Version, h.Now())
 	if err != nil {
 		return err
 	}
