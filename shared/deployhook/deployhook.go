@@ -21,8 +21,10 @@ import (
 	cdtypes "github.com/aws/aws-sdk-go-v2/service/codedeploy/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go/middleware"
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 )
 
@@ -99,6 +101,38 @@ type Hook struct {
 	CallTimeout  time.Duration
 	Log          *slog.Logger
 	Now          func() time.Time
+}
+
+// New returns the hook with clients of cfg (awsconfig: endpoint "" is AWS's own) and
+// the package's time limits. Its Lambda client goes without awsconfig's circuit
+// breaker: each probe calls another new version, and one that never answers must fail
+// its own deployment only, not open a breaker that refuses, or cuts to a second, the
+// probe of the next version this container checks. CodeDeploy keeps its breaker.
+func New(cfg aws.Config, endpoint, prefix string, log *slog.Logger) *Hook {
+	return &Hook{
+		CodeDeploy: codedeploy.NewFromConfig(cfg, func(o *codedeploy.Options) {
+			o.BaseEndpoint = awsconfig.BaseEndpoint(endpoint)
+		}),
+		Lambda: lambda.NewFromConfig(cfg, func(o *lambda.Options) {
+			o.BaseEndpoint = awsconfig.BaseEndpoint(endpoint)
+			o.APIOptions = append(o.APIOptions, withoutBreaker)
+		}),
+		Prefix:       prefix,
+		ProbeTimeout: ProbeTimeout,
+		CallTimeout:  CallTimeout,
+		Log:          log,
+		Now:          time.Now,
+	}
+}
+
+// withoutBreaker removes awsconfig's breaker middleware (its guard, by its id) from a
+// client's stack.
+func withoutBreaker(s *middleware.Stack) error {
+	if _, ok := s.Initialize.Get("DependencyBreaker"); !ok {
+		return nil
+	}
+	_, err := s.Initialize.Remove("DependencyBreaker")
+	return err
 }
 
 // Handle probes the deployment's target version and reports Succeeded or Failed. It

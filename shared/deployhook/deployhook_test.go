@@ -15,13 +15,13 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/codedeploy"
 	cdtypes "github.com/aws/aws-sdk-go-v2/service/codedeploy/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
@@ -152,6 +152,15 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
+// newHook is the hook as its main makes it, on endpoint, with a probe time of a second
+// (the hanging cases wait this long).
+func newHook(endpoint string, logs io.Writer) *deployhook.Hook {
+	cfg := awsconfig.ForEndpoint("us-east-1", endpoint, func(string) string { return "" })
+	h := deployhook.New(cfg, endpoint, prefix, slog.New(slog.NewJSONHandler(logs, nil)))
+	h.ProbeTimeout = time.Second
+	return h
+}
+
 // functionZip is a deployment package for moto's Lambda (which never runs it here).
 func functionZip(t *testing.T) []byte {
 	t.Helper()
@@ -168,20 +177,17 @@ func functionZip(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// TestHook: the hook invokes the deployment's target version with its group's probe
-// and reports what it saw: Succeeded for the contract's status, Failed for a 5xx, a
-// crash, another status, a version that does not answer (in the hook's own time), and
-// for a function that is not one of its stack's route groups (never invoked).
-func TestHook(t *testing.T) {
+// motoFunctions starts moto's server with two published versions of each function the
+// tests deploy, and of one of another stack; it returns moto's URL and a client of it.
+func motoFunctions(t *testing.T) (string, *lambda.Client) {
+	t.Helper()
 	motoURL := motoserver.Start(t)
 	role := motoserver.LambdaRole(t, motoURL)
 	ctx := context.Background()
 	motoCfg := awsconfig.ForEndpoint("us-east-1", motoURL, func(string) string { return "" })
 	motoLambda := lambda.NewFromConfig(motoCfg, func(o *lambda.Options) { o.BaseEndpoint = aws.String(motoURL) })
-
-	// Two versions of each function the cases deploy, and of one of another stack.
 	code := functionZip(t)
-	for _, fn := range []string{prefix + "tags", prefix + "cdn", prefix + "admin-roles", "other-stack-tags"} {
+	for _, fn := range []string{prefix + "tags", prefix + "cdn", prefix + "admin-roles", prefix + "publishers", "other-stack-tags"} {
 		if _, err := motoLambda.CreateFunction(ctx, &lambda.CreateFunctionInput{
 			FunctionName: aws.String(fn), Role: aws.String(role), Runtime: types.RuntimeProvidedal2023,
 			Handler: aws.String("bootstrap"), Code: &types.FunctionCode{ZipFile: code},
@@ -199,6 +205,17 @@ func TestHook(t *testing.T) {
 			}
 		}
 	}
+	return motoURL, motoLambda
+}
+
+// TestHook: the hook invokes the deployment's target version with its group's probe
+// and reports what it saw: Succeeded for the contract's status, Failed for a 5xx, a
+// crash, another status, a version that does not answer (in the hook's own time), and
+// for a function that is not one of its stack's route groups (never invoked).
+func TestHook(t *testing.T) {
+	motoURL, motoLambda := motoFunctions(t)
+	ctx := context.Background()
+
 	cases := []struct {
 		name     string
 		function string
@@ -230,17 +247,8 @@ func TestHook(t *testing.T) {
 
 			id := fmt.Sprintf("d-%d", i)
 			f.deployments = map[string]string{id: appSpec(c.function, "1", "2")}
-			cfg := awsconfig.ForEndpoint("us-east-1", srv.URL, func(string) string { return "" })
 			var logs bytes.Buffer
-			h := &deployhook.Hook{
-				CodeDeploy:   codedeploy.NewFromConfig(cfg, func(o *codedeploy.Options) { o.BaseEndpoint = aws.String(srv.URL) }),
-				Lambda:       lambda.NewFromConfig(cfg, func(o *lambda.Options) { o.BaseEndpoint = aws.String(srv.URL) }),
-				Prefix:       prefix,
-				ProbeTimeout: time.Second, // the hanging case waits this long
-				CallTimeout:  5 * time.Second,
-				Log:          slog.New(slog.NewJSONHandler(&logs, nil)),
-				Now:          time.Now,
-			}
+			h := newHook(srv.URL, &logs)
 			ev := deployhook.Event{DeploymentID: id, HookExecutionID: "hook-" + id}
 			if err := h.Handle(ctx, ev); err != nil {
 				t.Fatal(err)
@@ -267,6 +275,36 @@ func TestHook(t *testing.T) {
 	}
 }
 
+// TestHookVersionsApart: one hook container checks one deployment after another
+// (CloudFormation deploys the eight functions at once; Lambda reuses a warm hook). Two
+// new versions that never answer fail their own deployments only: the next version,
+// which answers, passes (through awsconfig's breaker, two timeouts would have opened
+// it and refused that probe).
+func TestHookVersionsApart(t *testing.T) {
+	motoURL, motoLambda := motoFunctions(t)
+	u, _ := url.Parse(motoURL)
+	f := &front{moto: httputil.NewSingleHostReverseProxy(u), lambda: motoLambda, released: make(chan struct{}),
+		answers:     map[string]answer{prefix + "tags:2": {hang: true}, prefix + "publishers:2": {hang: true}, prefix + "cdn:2": {status: 404}},
+		deployments: map[string]string{"d-tags": appSpec(prefix+"tags", "1", "2"), "d-publishers": appSpec(prefix+"publishers", "1", "2"), "d-cdn": appSpec(prefix+"cdn", "1", "2")}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	defer close(f.released)
+	var logs bytes.Buffer
+	h := newHook(srv.URL, &logs)
+	for _, id := range []string{"d-tags", "d-publishers", "d-cdn"} {
+		if err := h.Handle(context.Background(), deployhook.Event{DeploymentID: id, HookExecutionID: "hook-" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range f.reports {
+		got = append(got, r["deploymentId"]+" "+r["status"])
+	}
+	if want := []string{"d-tags Failed", "d-publishers Failed", "d-cdn Succeeded"}; !slices.Equal(got, want) {
+		t.Errorf("reports %v, want %v\nlog: %s", got, want, logs.String())
+	}
+}
+
 // TestHookReportFails: when CodeDeploy refuses the report, Handle says so (the
 // invocation fails and Lambda's logs show it).
 func TestHookReportFails(t *testing.T) {
@@ -276,14 +314,7 @@ func TestHookReportFails(t *testing.T) {
 		io.WriteString(w, `{"__type":"DeploymentDoesNotExistException","message":"no deployment d-1"}`)
 	}))
 	defer srv.Close()
-	cfg := awsconfig.ForEndpoint("us-east-1", srv.URL, func(string) string { return "" })
-	h := &deployhook.Hook{
-		CodeDeploy: codedeploy.NewFromConfig(cfg, func(o *codedeploy.Options) { o.BaseEndpoint = aws.String(srv.URL) }),
-		Lambda:     lambda.NewFromConfig(cfg, func(o *lambda.Options) { o.BaseEndpoint = aws.String(srv.URL) }),
-		Prefix:     prefix, ProbeTimeout: time.Second, CallTimeout: time.Second,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now,
-	}
-	err := h.Handle(context.Background(), deployhook.Event{DeploymentID: "d-1", HookExecutionID: "e-1"})
+	err := newHook(srv.URL, io.Discard).Handle(context.Background(), deployhook.Event{DeploymentID: "d-1", HookExecutionID: "e-1"})
 	if err == nil || !strings.Contains(err.Error(), "DeploymentDoesNotExistException") {
 		t.Errorf("Handle = %v, want the refused report", err)
 	}
