@@ -15,7 +15,9 @@ import (
 
 // TestTransformedDeployHook: CodeDeploy runs the deploy hook before it shifts any
 // traffic of every route group's function (the alias's BeforeAllowTrafficHook), the
-// hook has a probe for each group and for nothing else, and, as created:
+// hook has a probe for each group and for nothing else, each a GET route of that
+// group's function (infra/smoke holds its status to the real function's), and, as
+// created:
 //   - its name starts with CodeDeployHook_, the functions SAM's CodeDeploy role
 //     (AWSCodeDeployRoleForLambda, "arn:aws:lambda:*:*:function:CodeDeployHook_*")
 //     may invoke;
@@ -24,7 +26,8 @@ import (
 //   - it may invoke the versions and aliases of the stack's eight functions (qualified
 //     ARNs of their names) and nothing else, and read and report the deployments of the
 //     stack's CodeDeploy application only;
-//   - its Timeout is above a probe and two CodeDeploy calls, so that it always reports.
+//   - its Timeout is above a probe and two CodeDeploy calls, so that it always reports;
+//   - its logs are kept like the functions' (its own log group, LogRetentionDays).
 func TestTransformedDeployHook(t *testing.T) {
 	groups := []string{}
 	for _, g := range routegroups.All() {
@@ -33,6 +36,12 @@ func TestTransformedDeployHook(t *testing.T) {
 	sort.Strings(groups)
 	if probes := slices.Sorted(maps.Keys(deployhook.Probes)); !slices.Equal(probes, groups) {
 		t.Errorf("probes for %v, route groups %v", probes, groups)
+	}
+	fns := functionOf(t, loadTemplate(t))
+	for g, p := range deployhook.Probes {
+		if f := fns[g]; f == nil || !strings.HasPrefix(p.RouteKey, "GET ") || !slices.Contains(f.Routes, p.RouteKey) {
+			t.Errorf("%s's probe %s is no read route of its function", g, p.RouteKey)
+		}
 	}
 	for _, set := range paramSets {
 		t.Run(set, func(t *testing.T) {
@@ -117,6 +126,10 @@ func TestTransformedDeployHook(t *testing.T) {
 			}
 			if fmt.Sprint(grants) != fmt.Sprint(want) {
 				t.Errorf("the hook's grants\n%v\nwant\n%v", grants, want)
+			}
+			logs := fmt.Sprint(cfn.Resources[samtemplate.DeployHook+"Logs"].Properties)
+			if want := fmt.Sprintf("map[LogGroupName:map[Fn::Sub:/aws/lambda/%s] RetentionInDays:map[Ref:LogRetentionDays]]", subOf(hook.Properties["FunctionName"])); logs != want {
+				t.Errorf("the hook's log group %s, want %s", logs, want)
 			}
 			if cfn.Resources["ServerlessDeploymentApplication"].Type != "AWS::CodeDeploy::Application" {
 				t.Errorf("ServerlessDeploymentApplication is %q", cfn.Resources["ServerlessDeploymentApplication"].Type)

@@ -32,10 +32,11 @@ import (
 // contract gives for it: a route that reaches the group's dependencies (its secrets at
 // start-up, the database for the public reads), needs no account and changes nothing.
 type Probe struct {
-	RouteKey string
-	Path     string
-	Query    url.Values
-	Want     int
+	RouteKey       string
+	Path           string
+	PathParameters map[string]string
+	Query          url.Values
+	Want           int
 }
 
 // Probes are the probes by route group (the function's name after "<stack>-").
@@ -44,8 +45,10 @@ var Probes = map[string]Probe{
 	"tags":       {RouteKey: "GET /tags", Path: "/tags", Query: url.Values{"client": {"1"}}, Want: http.StatusOK},
 	"publishers": {RouteKey: "GET /publishers", Path: "/publishers", Query: url.Values{"client": {"1"}, "limit": {"1"}}, Want: http.StatusOK},
 	// Looks the user up in the database; the largest id is never one.
-	"cdn": {RouteKey: "GET /user/avatar/{id}", Path: "/user/avatar/9223372036854775807", Want: http.StatusNotFound},
-	// Start with the secrets read and check the session: no cookie is a 401.
+	"cdn": {RouteKey: "GET /user/avatar/{id}", Path: "/user/avatar/9223372036854775807",
+		PathParameters: map[string]string{"id": "9223372036854775807"}, Want: http.StatusNotFound},
+	// Start up (the secrets read), then check the session: no cookie is a 401 (oauth's
+	// rate limiter asks DynamoDB first).
 	"oauth":              {RouteKey: "GET /auth/oauth/connections", Path: "/auth/oauth/connections", Want: http.StatusUnauthorized},
 	"admin-users":        {RouteKey: "GET /admin-users", Path: "/admin-users", Want: http.StatusUnauthorized},
 	"admin-roles":        {RouteKey: "GET /admin-roles", Path: "/admin-roles", Want: http.StatusUnauthorized},
@@ -64,13 +67,14 @@ const (
 // Event is the API Gateway v2 event of p for version (which its request id names).
 func (p Probe) Event(version string, now time.Time) ([]byte, error) {
 	return lambdahttp.Call{
-		Method:    strings.Fields(p.RouteKey)[0],
-		RouteKey:  p.RouteKey,
-		Path:      p.Path,
-		Query:     p.Query,
-		UserAgent: "media-catalog-deploy-hook",
-		RequestID: fmt.Sprintf("deploy-hook-%s-%d", version, now.UnixNano()),
-		Time:      now,
+		Method:         strings.Fields(p.RouteKey)[0],
+		RouteKey:       p.RouteKey,
+		Path:           p.Path,
+		PathParameters: p.PathParameters,
+		Query:          p.Query,
+		UserAgent:      "media-catalog-deploy-hook",
+		RequestID:      fmt.Sprintf("deploy-hook-%s-%d", version, now.UnixNano()),
+		Time:           now,
 	}.Event()
 }
 
