@@ -24,8 +24,8 @@ import (
 //   - it runs outside the VPC and its role has the logging and X-Ray policies only,
 //     not the VPC one;
 //   - it may invoke the versions and aliases of the stack's eight functions (qualified
-//     ARNs of their names) and nothing else, and read and report the deployments of the
-//     stack's CodeDeploy application only;
+//     ARNs of their names) and nothing else, and read and report the deployments and
+//     revisions of the stack's CodeDeploy application only;
 //   - its Timeout is above a probe and two CodeDeploy calls, so that it always reports;
 //   - its logs are kept like the functions' (its own log group, LogRetentionDays).
 func TestTransformedDeployHook(t *testing.T) {
@@ -120,6 +120,7 @@ func TestTransformedDeployHook(t *testing.T) {
 				"lambda:InvokeFunction":                           invoke,
 				"codedeploy:GetDeployment":                        deployments,
 				"codedeploy:PutLifecycleEventHookExecutionStatus": deployments,
+				"codedeploy:GetApplicationRevision":               {"arn:${AWS::Partition}:codedeploy:${AWS::Region}:${AWS::AccountId}:application:${ServerlessDeploymentApplication}"},
 			}
 			for a := range grants {
 				sort.Strings(grants[a])

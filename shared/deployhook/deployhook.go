@@ -187,22 +187,33 @@ type resource struct {
 	} `yaml:"Properties"`
 }
 
-// target reads the deployment's revision.
+// target reads the deployment's revision: GetDeployment names it (its content is
+// always null there, says the API reference), GetApplicationRevision holds its
+// content.
 func (h *Hook) target(ctx context.Context, deploymentID string) (Target, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.CallTimeout)
 	defer cancel()
-	out, err := h.CodeDeploy.GetDeployment(ctx, &codedeploy.GetDeploymentInput{DeploymentId: aws.String(deploymentID)})
+	dep, err := h.CodeDeploy.GetDeployment(ctx, &codedeploy.GetDeploymentInput{DeploymentId: aws.String(deploymentID)})
 	if err != nil {
 		return Target{}, fmt.Errorf("get deployment: %w", err)
 	}
+	if dep.DeploymentInfo == nil || dep.DeploymentInfo.Revision == nil {
+		return Target{}, errors.New("the deployment has no revision")
+	}
+	rev, err := h.CodeDeploy.GetApplicationRevision(ctx, &codedeploy.GetApplicationRevisionInput{
+		ApplicationName: dep.DeploymentInfo.ApplicationName,
+		Revision:        dep.DeploymentInfo.Revision,
+	})
+	if err != nil {
+		return Target{}, fmt.Errorf("get the deployment's revision: %w", err)
+	}
 	var content string
-	if info := out.DeploymentInfo; info != nil && info.Revision != nil {
-		switch rev := info.Revision; {
-		case rev.AppSpecContent != nil:
-			content = aws.ToString(rev.AppSpecContent.Content)
-		case rev.String_ != nil: // the deprecated RawString
-			content = aws.ToString(rev.String_.Content)
-		}
+	switch r := rev.Revision; {
+	case r == nil:
+	case r.AppSpecContent != nil:
+		content = aws.ToString(r.AppSpecContent.Content)
+	case r.String_ != nil: // the deprecated RawString
+		content = aws.ToString(r.String_.Content)
 	}
 	return ParseAppSpec(content, h.Prefix)
 }

@@ -51,11 +51,11 @@ type answer struct {
 }
 
 // front stands before moto's server, which holds Lambda's functions and versions. It
-// serves what moto does not: CodeDeploy (moto 5.2 has no
-// PutLifecycleEventHookExecutionStatus, and its GetDeployment answers timestamps as
-// strings, which the SDK refuses), in CodeDeploy's JSON 1.1 wire format (API reference:
-// "GetDeployment", "DeploymentInfo", "RevisionLocation", "AppSpecContent",
-// "PutLifecycleEventHookExecutionStatus"), and a Lambda invocation, which moto runs only
+// serves what moto does not: CodeDeploy (moto 5.2 has neither
+// PutLifecycleEventHookExecutionStatus nor GetApplicationRevision, and its
+// GetDeployment answers timestamps as strings, which the SDK refuses), in CodeDeploy's
+// JSON 1.1 wire format (API reference: "GetDeployment", "GetApplicationRevision",
+// "RevisionLocation", "AppSpecContent", "PutLifecycleEventHookExecutionStatus"), and a Lambda invocation, which moto runs only
 // in Docker, in Lambda's REST-JSON format (API reference "Invoke": the payload,
 // X-Amz-Function-Error for a crash, ResourceNotFoundException for a version moto does
 // not have). Everything else goes to moto.
@@ -74,24 +74,46 @@ type front struct {
 var invokePath = regexp.MustCompile(`^/2015-03-31/functions/([^/]+)/invocations$`)
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("X-Amz-Target") == "CodeDeploy_20141006.GetDeployment" {
+	switch r.Header.Get("X-Amz-Target") {
+	case "CodeDeploy_20141006.GetDeployment":
+		// The revision by its hash only: GetDeployment's appSpecContent.content "is
+		// always null" (API reference).
 		var in struct {
 			DeploymentID string `json:"deploymentId"`
 		}
 		json.NewDecoder(r.Body).Decode(&in)
-		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		spec, ok := f.deployments[in.DeploymentID]
 		if !ok {
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, `{"__type":"DeploymentDoesNotExistException","message":"no deployment %s"}`, in.DeploymentID)
+			cdError(w, "DeploymentDoesNotExistException", "no deployment "+in.DeploymentID)
 			return
 		}
-		sum := sha256.Sum256([]byte(spec))
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		json.NewEncoder(w).Encode(map[string]any{"deploymentInfo": map[string]any{
-			"applicationName": "media-catalog-test-ServerlessDeploymentApplication-1", "deploymentGroupName": "group",
+			"applicationName": application, "deploymentGroupName": "group",
 			"deploymentId": in.DeploymentID, "computePlatform": "Lambda", "status": "InProgress", "createTime": 1.7645e9,
-			"revision": map[string]any{"revisionType": "AppSpecContent", "appSpecContent": map[string]any{"content": spec, "sha256": hex.EncodeToString(sum[:])}},
+			"revision": map[string]any{"revisionType": "AppSpecContent", "appSpecContent": map[string]any{"sha256": sha(spec)}},
 		}})
+		return
+	case "CodeDeploy_20141006.GetApplicationRevision":
+		var in struct {
+			ApplicationName string `json:"applicationName"`
+			Revision        struct {
+				RevisionType   string `json:"revisionType"`
+				AppSpecContent struct {
+					SHA256 string `json:"sha256"`
+				} `json:"appSpecContent"`
+			} `json:"revision"`
+		}
+		json.NewDecoder(r.Body).Decode(&in)
+		for _, spec := range f.deployments {
+			if in.ApplicationName == application && in.Revision.RevisionType == "AppSpecContent" && in.Revision.AppSpecContent.SHA256 == sha(spec) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+				json.NewEncoder(w).Encode(map[string]any{"applicationName": application,
+					"revision": map[string]any{"revisionType": "AppSpecContent", "appSpecContent": map[string]any{"content": spec, "sha256": sha(spec)}}})
+				return
+			}
+		}
+		cdError(w, "RevisionDoesNotExistException", "no such revision")
 		return
 	}
 	if r.Header.Get("X-Amz-Target") == "CodeDeploy_20141006.PutLifecycleEventHookExecutionStatus" {
@@ -161,6 +183,21 @@ func newHook(endpoint string, logs io.Writer) *deployhook.Hook {
 	return h
 }
 
+// application is the stack's CodeDeploy application in the stand-in.
+const application = "media-catalog-test-ServerlessDeploymentApplication-1"
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// cdError answers a CodeDeploy error in the JSON 1.1 protocol's form.
+func cdError(w http.ResponseWriter, typ, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+}
+
 // functionZip is a deployment package for moto's Lambda (which never runs it here).
 func functionZip(t *testing.T) []byte {
 	t.Helper()
@@ -222,17 +259,19 @@ func TestHook(t *testing.T) {
 		answers  map[string]answer // by version
 		want     cdtypes.LifecycleEventStatus
 		invoked  bool
+		unknown  bool // CodeDeploy does not know the deployment
 	}{
-		{"tags answers 200", prefix + "tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusSucceeded, true},
-		{"cdn answers its probe's 404", prefix + "cdn", map[string]answer{"2": {status: 404}}, cdtypes.LifecycleEventStatusSucceeded, true},
-		{"admin-roles answers 401", prefix + "admin-roles", map[string]answer{"2": {status: 401}}, cdtypes.LifecycleEventStatusSucceeded, true},
-		{"tags answers 500", prefix + "tags", map[string]answer{"2": {status: 500}}, cdtypes.LifecycleEventStatusFailed, true},
-		{"tags answers 503", prefix + "tags", map[string]answer{"2": {status: 503}}, cdtypes.LifecycleEventStatusFailed, true},
-		{"the current version answers, the target 500", prefix + "tags", map[string]answer{"1": {status: 200}, "2": {status: 500}}, cdtypes.LifecycleEventStatusFailed, true},
-		{"admin-roles answers 200 without a session", prefix + "admin-roles", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, true},
-		{"tags crashes", prefix + "tags", map[string]answer{"2": {crash: true}}, cdtypes.LifecycleEventStatusFailed, true},
-		{"tags never answers", prefix + "tags", map[string]answer{"2": {hang: true}}, cdtypes.LifecycleEventStatusFailed, true},
-		{"another stack's function", "other-stack-tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, false},
+		{"tags answers 200", prefix + "tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusSucceeded, true, false},
+		{"cdn answers its probe's 404", prefix + "cdn", map[string]answer{"2": {status: 404}}, cdtypes.LifecycleEventStatusSucceeded, true, false},
+		{"admin-roles answers 401", prefix + "admin-roles", map[string]answer{"2": {status: 401}}, cdtypes.LifecycleEventStatusSucceeded, true, false},
+		{"tags answers 500", prefix + "tags", map[string]answer{"2": {status: 500}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"tags answers 503", prefix + "tags", map[string]answer{"2": {status: 503}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"the current version answers, the target 500", prefix + "tags", map[string]answer{"1": {status: 200}, "2": {status: 500}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"admin-roles answers 200 without a session", prefix + "admin-roles", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"tags crashes", prefix + "tags", map[string]answer{"2": {crash: true}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"tags never answers", prefix + "tags", map[string]answer{"2": {hang: true}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"another stack's function", "other-stack-tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, false, false},
+		{"an unknown deployment", prefix + "tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, false, true},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -247,6 +286,9 @@ func TestHook(t *testing.T) {
 
 			id := fmt.Sprintf("d-%d", i)
 			f.deployments = map[string]string{id: appSpec(c.function, "1", "2")}
+			if c.unknown {
+				f.deployments = map[string]string{}
+			}
 			var logs bytes.Buffer
 			h := newHook(srv.URL, &logs)
 			ev := deployhook.Event{DeploymentID: id, HookExecutionID: "hook-" + id}
