@@ -233,6 +233,10 @@ func ParseAppSpec(content, prefix string) (Target, error) {
 		res = r
 	}
 	p := res.Properties
+	// Name is the function's name; an ARN names it too.
+	if _, after, ok := strings.Cut(p.Name, ":function:"); ok {
+		p.Name, _, _ = strings.Cut(after, ":")
+	}
 	t := Target{Function: p.Name, Alias: p.Alias, Version: p.TargetVersion}
 	switch {
 	case res.Type != "AWS::Lambda::Function":

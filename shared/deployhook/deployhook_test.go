@@ -373,6 +373,8 @@ func TestParseAppSpec(t *testing.T) {
 		{"json", appSpec(prefix+"publishers", "7", "8"), deployhook.Target{Function: prefix + "publishers", Alias: "live", Version: "8"}, ""},
 		{"yaml, versions unquoted", "version: 0.0\nResources:\n  - fn:\n      Type: AWS::Lambda::Function\n      Properties:\n        Name: " + prefix + "oauth\n        Alias: live\n        CurrentVersion: 3\n        TargetVersion: 4\n",
 			deployhook.Target{Function: prefix + "oauth", Alias: "live", Version: "4"}, ""},
+		{"the function by its ARN", appSpec("arn:aws:lambda:eu-central-1:123456789012:function:"+prefix+"cdn", "1", "2"),
+			deployhook.Target{Function: prefix + "cdn", Alias: "live", Version: "2"}, ""},
 		{"another stack", appSpec("other-tags", "1", "2"), deployhook.Target{}, "not one of this stack's"},
 		{"the hook itself", appSpec(prefix+"deploy-hook", "1", "2"), deployhook.Target{}, "no route group"},
 		{"no target version", appSpec(prefix+"tags", "1", ""), deployhook.Target{}, "no function name or target version"},
