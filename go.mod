@@ -8,6 +8,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/feature/rds/auth v1.7.10
 	github.com/aws/aws-sdk-go-v2/service/cloudfront v1.64.2
+	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0 // held before schema serde: see README, "AWS clients and credentials"
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.108.0 // held before schema serde: see README, "AWS clients and credentials"
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
@@ -25,16 +26,12 @@ require (
 	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/oauth2-proxy/mockoidc v0.0.0-20240214162133-caebfff84d25
 	github.com/pressly/goose/v3 v3.29.0
+	github.com/sony/gobreaker/v2 v2.4.0
 	go.etcd.io/bbolt v1.4.3
 	golang.org/x/image v0.47.0
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/text v0.43.0
 	gopkg.in/yaml.v3 v3.0.1
-)
-
-require (
-	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
-	github.com/sony/gobreaker/v2 v2.4.0
 )
 
 require (
