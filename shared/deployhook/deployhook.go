@@ -95,7 +95,7 @@ type Target struct {
 type Hook struct {
 	CodeDeploy *codedeploy.Client
 	Lambda     *lambda.Client
-	// Prefix is the stack's function names' ("<stack>-"): the hook probes only the
+	// Prefix begins the names of the stack's functions ("<stack>-"): the hook probes only the
 	// functions of its own stack.
 	Prefix string
 	// ProbeTimeout bounds the invocation, a cold start included; CallTimeout each
