@@ -21,7 +21,8 @@ WITHSTACK := $(GO) run ./infra/cmd/withstack
 
 .PHONY: help run test fuzz bench bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
-	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction)
+	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction \
+	DeployHookFunction)
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -149,6 +150,9 @@ build-AdminContributorsFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/admin-contributors
 build-PublishersFunction:
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/publishers
+# CodeDeploy's PreTraffic hook of the eight (no route group: not in FUNCTIONS).
+build-DeployHookFunction:
+	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/deploy-hook
 
 # The TypeScript client's types, generated from the OpenAPI document with the
 # npm-pinned openapi-typescript; commit the result with the change of the document

@@ -8,6 +8,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/feature/rds/auth v1.7.10
 	github.com/aws/aws-sdk-go-v2/service/cloudfront v1.64.2
+	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0 // held before schema serde: see README, "AWS clients and credentials"
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.108.0 // held before schema serde: see README, "AWS clients and credentials"
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8

@@ -29,11 +29,17 @@ type Function struct {
 	Timeout     int
 }
 
+// DeployHook is the logical id of CodeDeploy's PreTraffic hook (shared/deployhook): a
+// function of the template that is no route group, so it is Template.Hook, not one of
+// Template.Functions.
+const DeployHook = "DeployHookFunction"
+
 // Template is the parsed template.
 type Template struct {
 	Root      *yaml.Node
 	Resources map[string]*yaml.Node
-	Functions map[string]*Function // by logical id
+	Functions map[string]*Function // the route groups' functions, by logical id
+	Hook      *Function            // DeployHook
 	GlobalEnv map[string]string
 	// GlobalEnvNodes are Globals' variables as nodes.
 	GlobalEnvNodes map[string]*yaml.Node
@@ -127,6 +133,10 @@ func Parse(b []byte) (*Template, error) {
 			}
 		}
 		sort.Strings(f.Routes)
+		if id == DeployHook {
+			t.Hook = f
+			continue
+		}
 		t.Functions[id] = f
 	}
 	return t, nil

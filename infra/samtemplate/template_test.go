@@ -2,6 +2,7 @@ package samtemplate_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -119,13 +120,20 @@ func TestRoutesAgree(t *testing.T) {
 	}
 }
 
-// TestBuildTargets: each function's makefile target builds its own package.
+// TestBuildTargets: each function's makefile target builds its own package, the
+// deploy hook's included.
 func TestBuildTargets(t *testing.T) {
 	mk, err := os.ReadFile(repoFile("Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, f := range loadTemplate(t).Functions {
+	tpl := loadTemplate(t)
+	if tpl.Hook == nil {
+		t.Fatalf("no %s in the template", samtemplate.DeployHook)
+	}
+	fns := maps.Clone(tpl.Functions)
+	fns[samtemplate.DeployHook] = tpl.Hook
+	for id, f := range fns {
 		t.Run(id, func(t *testing.T) {
 			re := regexp.MustCompile(`(?m)^build-` + id + `:\n\t(.*)$`)
 			m := re.FindStringSubmatch(string(mk))

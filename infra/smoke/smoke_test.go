@@ -28,6 +28,9 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// functions are the route groups' functions. functions/deploy-hook, CodeDeploy's
+// PreTraffic hook, is no route group and not among them: TestDeployHookProbes sends
+// each function the hook's probe instead.
 var functions = []string{"oauth", "tags", "cdn", "admin-users", "admin-roles", "admin-permissions", "admin-contributors", "publishers"}
 
 // maxBinaryBytes is the size budget of one stripped linux/arm64 bootstrap: 20 MB.

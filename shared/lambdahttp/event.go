@@ -3,6 +3,8 @@ package lambdahttp
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -16,6 +18,7 @@ type Call struct {
 	RouteKey       string // the route's pattern, e.g. "POST /user/avatar/change/{id}"
 	Path           string
 	PathParameters map[string]string
+	Query          url.Values // the query string, if any
 	UserAgent      string
 	RequestID      string
 	Time           time.Time
@@ -23,12 +26,21 @@ type Call struct {
 
 // Event encodes c as the event's JSON.
 func (c Call) Event() ([]byte, error) {
+	var query map[string]string
+	for k, v := range c.Query {
+		if query == nil {
+			query = map[string]string{}
+		}
+		query[k] = strings.Join(v, ",") // as API Gateway joins a repeated parameter
+	}
 	return json.Marshal(events.APIGatewayV2HTTPRequest{
-		Version:        "2.0",
-		RouteKey:       c.RouteKey,
-		RawPath:        c.Path,
-		Headers:        map[string]string{"user-agent": c.UserAgent, "content-length": "0"},
-		PathParameters: c.PathParameters,
+		Version:               "2.0",
+		RouteKey:              c.RouteKey,
+		RawPath:               c.Path,
+		RawQueryString:        c.Query.Encode(),
+		Headers:               map[string]string{"user-agent": c.UserAgent, "content-length": "0"},
+		QueryStringParameters: query,
+		PathParameters:        c.PathParameters,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey:  c.RouteKey,
 			Stage:     "$default",

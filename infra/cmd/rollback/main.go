@@ -26,8 +26,9 @@ import (
 	"github.com/mediacatalog/service/shared/config"
 )
 
-// functions are the suffixes of the functions' names (template.yaml: FunctionName is
-// ${AWS::StackName}-<suffix>).
+// functions are the suffixes of the route groups' functions' names (template.yaml:
+// FunctionName is ${AWS::StackName}-<suffix>). The deploy hook is none of them:
+// CodeDeploy calls its latest code, never an alias, so there is nothing to roll back.
 var functions = []string{"oauth", "tags", "cdn", "admin-users", "admin-roles", "admin-permissions", "admin-contributors", "publishers"}
 
 func main() {
