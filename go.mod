@@ -9,10 +9,10 @@ require (
 	github.com/aws/aws-sdk-go-v2/feature/rds/auth v1.7.10
 	github.com/aws/aws-sdk-go-v2/service/cloudfront v1.64.2
 	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
-	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0 // held before schema serde: see README, "AWS clients and credentials"
-	github.com/aws/aws-sdk-go-v2/service/lambda v1.108.0 // held before schema serde: see README, "AWS clients and credentials"
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0 // held before schema serde: see docs/behaviour.md, "AWS clients and credentials"
+	github.com/aws/aws-sdk-go-v2/service/lambda v1.108.0 // held before schema serde: see docs/behaviour.md, "AWS clients and credentials"
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
-	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.49.0 // held before schema serde: see README, "AWS clients and credentials"
+	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.49.0 // held before schema serde: see docs/behaviour.md, "AWS clients and credentials"
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/chromedp/cdproto v0.159.0
