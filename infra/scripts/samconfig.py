@@ -159,7 +159,7 @@ def main(argv):
                 rest = rest[2:]
             left = [k for k, v in params.items() if v.startswith("<")]
             if left:
-                raise Refused(f"{path}: [{env}.deploy.parameters] still has <...> placeholders ({', '.join(left)}; docs/operations.md, "From an empty account to a first admin logged in")")
+                raise Refused(f"{path}: [{env}.deploy.parameters] still has <...> placeholders ({', '.join(left)}; docs/operations.md, 'From an empty account to a first admin logged in')")
             for k, v in params.items():
                 print(word(k, v))
         else:
