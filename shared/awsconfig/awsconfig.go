@@ -4,10 +4,10 @@
 // SDK's standard retryer and endpoint resolution.
 //
 // It does not call the SDK's config.LoadDefaultConfig: the shared-config chain it
-// links (profiles, SSO, STS, instance metadata) put admin-users and
-// admin-contributors over their binary size budget (TestSmoke in infra/smoke checks
-// each function's linux/arm64 bootstrap against it; figures in docs/performance.md),
-// and Lambda never needs it. The standard endpoint
+// links (profiles, SSO, STS, instance metadata) is a large share of every function's
+// binary and cold start (TestSmoke in infra/smoke checks each function's linux/arm64
+// bootstrap against its size budget; figures in docs/performance.md), and Lambda
+// never needs it. The standard endpoint
 // variables that chain would read (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL) are
 // read by package config instead. Against such an endpoint override without
 // credentials in the environment, placeholder ones are used, which the local
