@@ -287,6 +287,21 @@ var generatedTables = []string{"tags", "publishers", "publisher_descriptions", "
 	"series", "series_aliases", "series_descriptions", "volumes", "series_tags", "series_publishers",
 	"contributors", "users", "user_roles"}
 
+// Benchmark loads what a benchmark's catalog holds: the demo data, then a generated
+// catalog of scale series in client (Generate, its steps printed to out), and prints how
+// long the generation took.
+func Benchmark(ctx context.Context, db *postgres.DB, client int64, scale int, out io.Writer) error {
+	if err := Load(ctx, db); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := Generate(ctx, db, client, scale, Progress(out)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "catalog of %d series ready in %s\n", scale, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
 // Generate fills client with a synthetic catalog of scale series for benchmarks (see
 // CountsFor), in one transaction, in SQL. It runs once per client: when the client
 // already holds a generated catalog of that scale it does nothing, of another scale it

@@ -106,14 +106,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		return err
 	}
 	defer db.Close()
-	if err := demo.Load(ctx, db); err != nil {
+	if err := demo.Benchmark(ctx, db, generated, *scale, out); err != nil {
 		return err
 	}
-	start := time.Now()
-	if err := demo.Generate(ctx, db, generated, *scale, demo.Progress(out)); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "catalog of %d series ready in %s\n", *scale, time.Since(start).Round(time.Millisecond))
 	cat, err := lookUp(ctx, db.Pool)
 	if err != nil {
 		return err
