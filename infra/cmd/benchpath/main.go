@@ -59,7 +59,9 @@ type pair struct {
 
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("benchpath", flag.ContinueOnError)
-	port := fs.Int("port", 3700, "first of the four ports: service, traced service, bare tags, trivial avatar")
+	port := fs.Int("port", 3000, "the service's port (make run's)")
+	refPort := fs.Int("reference-port", 3001, "the references' port: the bare tags handler and the trivial avatar server")
+	tracedPort := fs.Int("traced-port", 3002, "the traced service's port")
 	rounds := fs.Int("rounds", 5, "rounds of every pair")
 	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
 	connections := fs.Int("c", 32, "wrk's connections")
@@ -98,7 +100,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	traced, err := startLocal(ctx, bin, filepath.Join(dir, "traced"), *port+1, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
+	traced, err := startLocal(ctx, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
 	if err != nil {
 		return err
 	}
@@ -108,17 +110,19 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	bare, err := serve(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(*port+2)), bareTags(pool))
-	if err != nil {
-		return err
-	}
 	if err := givePicture(ctx, dbURL); err != nil {
 		return err
 	}
-	trivial, err := trivialAvatars(ctx, untraced, net.JoinHostPort("127.0.0.1", strconv.Itoa(*port+3)))
+	mux := http.NewServeMux()
+	mux.Handle("GET /tags", bareTags(pool))
+	if err := trivialAvatars(mux, untraced); err != nil {
+		return err
+	}
+	ref, err := serve(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(*refPort)), mux)
 	if err != nil {
 		return err
 	}
+	bare, trivial := ref, ref
 	pairs := []pair{
 		{"GET /tags?client=1, untraced: bare / service", untraced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.05"},
 		{"GET /tags?client=1, every span exported: bare / service", traced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.15"},
@@ -170,6 +174,9 @@ func run(ctx context.Context, args []string) error {
 // its URL once it is ready. Its output is discarded after the ready line (the request
 // lines of a load test).
 func startLocal(ctx context.Context, bin, dir string, port int, env []string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, bin, "-dir", dir, "-port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -183,14 +190,16 @@ func startLocal(ctx context.Context, bin, dir string, port int, env []string) (s
 	}
 	go func() { _ = cmd.Wait() }()
 	lines := bufio.NewScanner(out)
+	var said []string
 	for lines.Scan() {
+		said = append(said, lines.Text())
 		if url, ok := strings.CutPrefix(lines.Text(), "ready: "); ok {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
 			url, _, _ = strings.Cut(url, " ")
 			return url, nil
 		}
 	}
-	return "", fmt.Errorf("the local server on port %d ended before it was ready", port)
+	return "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, strings.Join(said, "\n"))
 }
 
 // serve runs h on addr with the service's server settings and returns the address.
@@ -266,21 +275,20 @@ func givePicture(ctx context.Context, dbURL string) error {
 	return uploads.UpdateUserImage(ctx, demo.MemberUserID, base64.StdEncoding.EncodeToString(picture))
 }
 
-// trivialAvatars serves on addr the service's answers for user 3's avatar, scaled and
+// trivialAvatars adds to mux the service's answers for user 3's avatar, scaled and
 // high: the same bytes and the same headers (net/http adds Date and Content-Length as
 // it does for the service).
-func trivialAvatars(ctx context.Context, service, addr string) (string, error) {
-	mux := http.NewServeMux()
+func trivialAvatars(mux *http.ServeMux, service string) error {
 	for _, res := range []string{"scaled", "high"} {
 		path := "/user/avatar/3/" + res
 		resp, err := http.Get(service + path)
 		if err != nil {
-			return "", err
+			return err
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("%s: %d %v", path, resp.StatusCode, err)
+			return fmt.Errorf("%s: %d %v", path, resp.StatusCode, err)
 		}
 		header := resp.Header.Clone()
 		header.Del("Date")
@@ -293,7 +301,7 @@ func trivialAvatars(ctx context.Context, service, addr string) (string, error) {
 			_, _ = w.Write(body)
 		})
 	}
-	return serve(ctx, addr, mux)
+	return nil
 }
 
 var requestsPerSec = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
