@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -96,11 +97,16 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	untraced, err := startLocal(ctx, bin, filepath.Join(dir, "untraced"), *port, nil)
+	// The servers are stopped (and waited for) before the command returns.
+	ctx, cancel := context.WithCancel(ctx)
+	var servers sync.WaitGroup
+	defer servers.Wait()
+	defer cancel()
+	untraced, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil)
 	if err != nil {
 		return err
 	}
-	traced, err := startLocal(ctx, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
+	traced, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
 	if err != nil {
 		return err
 	}
@@ -173,7 +179,7 @@ func run(ctx context.Context, args []string) error {
 // startLocal starts make run's server on port with the extra environment and returns
 // its URL once it is ready. Its output is discarded after the ready line (the request
 // lines of a load test).
-func startLocal(ctx context.Context, bin, dir string, port int, env []string) (string, error) {
+func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -188,7 +194,7 @@ func startLocal(ctx context.Context, bin, dir string, port int, env []string) (s
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	go func() { _ = cmd.Wait() }()
+	servers.Go(func() { _ = cmd.Wait() })
 	lines := bufio.NewScanner(out)
 	var said []string
 	for lines.Scan() {
