@@ -99,15 +99,19 @@ bench-baseline: ## rewrite the request path's baseline ($(BENCH_BASELINE)) from 
 
 # The request path's ratios under wrk, each pair interleaved over BENCH_PATH_ROUNDS
 # rounds of BENCH_PATH_DURATION (infra/cmd/benchpath; docs/performance.md): make run's
-# server (on BENCH_PATH_PORT) beside a bare net/http + pgx handler for GET /tags, untraced
-# and with every span exported to an OTLP sink, and beside a trivial server with the
-# same bytes and headers for the cdn's cached avatar, scaled and high.
-BENCH_PATH_PORT     ?= 3700
+# server (on BENCH_PATH_PORT, traced on BENCH_PATH_TRACED_PORT) beside a bare net/http +
+# pgx handler for GET /tags, untraced and with every span exported to an OTLP sink, and
+# beside a trivial server with the same bytes and headers for the cdn's cached avatar,
+# scaled and high (both references on BENCH_PATH_REF_PORT).
+BENCH_PATH_PORT        ?= 3700
+BENCH_PATH_REF_PORT    ?= 3701
+BENCH_PATH_TRACED_PORT ?= 3702
 BENCH_PATH_ROUNDS   ?= 5
 BENCH_PATH_DURATION ?= 4s
 bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, min/median/max of each ratio
 	@bash infra/scripts/tools.sh bench
-	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/cmd/benchpath -port $(BENCH_PATH_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION)
+	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/cmd/benchpath -port $(BENCH_PATH_PORT) \
+		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION)
 
 # The catalog at scale: seeds a 10k and a 1M catalog once, each in its own
 # stack folder under $(SCALE_DIR) (kept for later runs), serves the API on $(BENCH_PORT)
