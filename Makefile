@@ -93,7 +93,7 @@ define run_path_benches
 endef
 bench-compare: ## the request path's benchmarks against the committed baseline, through benchstat
 	$(call run_path_benches,$(BENCH_OUT))
-	$(GO) tool benchstat -table .fullname $(BENCH_BASELINE) $(BENCH_OUT)
+	$(GO) tool benchstat $(BENCH_BASELINE) $(BENCH_OUT)
 bench-baseline: ## rewrite the request path's baseline ($(BENCH_BASELINE)) from this machine's runs
 	$(call run_path_benches,$(BENCH_BASELINE))
 
