@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction \
 	DeployHookFunction)
@@ -66,10 +66,52 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 # server settings) and the bare trivial server, and prints req/s, both ratios and CPU
 # per request for each size, and a 304 beside a 200 (WRK_ROUNDS rounds of WRK_DURATION
 # each, default 5 and 2s; docs/cdn.md).
-bench: ## benchmarks with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
+bench: bench-compare ## the request path against its baseline (benchstat), then every benchmark with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \
 		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/smoke'
+
+# The request path's benchmarks, BENCH_COUNT runs of each: the middleware layer by layer
+# around the tags read and the cdn's cached avatar (BenchmarkLayers), the tags read
+# through the Lambda entry (BenchmarkTagsLambda) and traced beside a bare handler
+# (BenchmarkTracedTags), the cdn's hot avatar (BenchmarkAvatar). make bench-compare
+# writes them to $(BENCH_OUT) and compares them with $(BENCH_BASELINE) through benchstat
+# (golang.org/x/perf, a tool dependency in go.mod): each change a percentage with its
+# p-value, "~" where the runs cannot tell a change from noise. make bench-baseline
+# writes the baseline instead (commit it with the change it measures).
+BENCH_COUNT    ?= 6
+BENCH_BASELINE ?= docs/bench-path/request-path.txt
+BENCH_OUT      ?= $(STACK_DIR)/bench/request-path.txt
+PATH_BENCHES := shared/httpapi:^BenchmarkLayers$$:20000x shared/tags:^BenchmarkTagsLambda$$:2000x \
+	shared/telemetry:^BenchmarkTracedTags$$:1000x shared/cdn:^BenchmarkAvatar$$:2000x
+define run_path_benches
+	@mkdir -p $(dir $(1))
+	$(WITHSTACK) -ephemeral -- sh -c 'for b in $(PATH_BENCHES); do \
+		pkg=$${b%%:*}; rest=$${b#*:}; $(GO) test -run "^$$" -bench "$${rest%:*}" -benchtime $${rest##*:} -benchmem \
+			-count $(BENCH_COUNT) -timeout 30m ./$$pkg || exit 1; done' | tee $(1).tmp
+	@grep -qE '^(Benchmark|ok)' $(1).tmp && mv $(1).tmp $(1)
+endef
+bench-compare: ## the request path's benchmarks against the committed baseline, through benchstat
+	$(call run_path_benches,$(BENCH_OUT))
+	$(GO) tool benchstat $(BENCH_BASELINE) $(BENCH_OUT)
+bench-baseline: ## rewrite the request path's baseline ($(BENCH_BASELINE)) from this machine's runs
+	$(call run_path_benches,$(BENCH_BASELINE))
+
+# The request path's ratios under wrk, each pair interleaved over BENCH_PATH_ROUNDS
+# rounds of BENCH_PATH_DURATION (infra/cmd/benchpath; docs/performance.md): make run's
+# server (on BENCH_PATH_PORT, traced on BENCH_PATH_TRACED_PORT) beside a bare net/http +
+# pgx handler for GET /tags, untraced and with every span exported to an OTLP sink, and
+# beside a trivial server with the same bytes and headers for the cdn's cached avatar,
+# scaled and high (both references on BENCH_PATH_REF_PORT).
+BENCH_PATH_PORT        ?= 3700
+BENCH_PATH_REF_PORT    ?= 3701
+BENCH_PATH_TRACED_PORT ?= 3702
+BENCH_PATH_ROUNDS   ?= 5
+BENCH_PATH_DURATION ?= 4s
+bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, min/median/max of each ratio
+	@bash infra/scripts/tools.sh bench
+	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/cmd/benchpath -port $(BENCH_PATH_PORT) \
+		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION)
 
 # The catalog at scale: seeds a 10k and a 1M catalog once, each in its own
 # stack folder under $(SCALE_DIR) (kept for later runs), serves the API on $(BENCH_PORT)

@@ -107,8 +107,8 @@ func (a *App) Wrap(h http.Handler, budget time.Duration) http.Handler {
 	a.mu.Lock()
 	internal := slices.Clone(a.internal)
 	a.mu.Unlock()
-	return telemetry.Middleware(httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout,
-		OriginSecrets: a.Config.OriginSecrets, OriginExempt: internal}), httpapi.RequestID)
+	return httpapi.Wrap(h, httpapi.Options{Log: a.Log, CORSOrigins: a.Config.CORSOrigins, RequestTimeout: timeout,
+		OriginSecrets: a.Config.OriginSecrets, OriginExempt: internal})
 }
 
 // DB returns the process's PostgreSQL pool, created on first use. It connects on the

@@ -53,7 +53,7 @@ var (
 
 // privateByDefault makes CachePrivate every answer's Cache-Control until a route says
 // otherwise (Public), so that no answer is cacheable unless declared so.
-func privateByDefault(next http.Handler) http.Handler {
+func privateByDefault(next http.Handler, _ *Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Cache-Control"] = cachePrivate
 		next.ServeHTTP(w, r)

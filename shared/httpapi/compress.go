@@ -49,6 +49,8 @@ func Compress(next http.Handler) http.Handler {
 	})
 }
 
+func compressLayer(next http.Handler, _ *Options) http.Handler { return Compress(next) }
+
 // varyAcceptEncoding is the Vary value of Compress, one slice for every response:
 // Header.Add and Set never write into a value they find (Add appends to a slice of
 // capacity 1, so copies it), and net/http copies the header before it is sent.
@@ -179,17 +181,16 @@ func (w *compressWriter) Flush() {
 	if w.gz != nil {
 		_ = w.gz.Flush()
 	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+	// Through the writers beneath, each of which unwraps to the next.
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Hijack is not available once compressing; before, it passes through.
 func (w *compressWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	if h, ok := w.ResponseWriter.(http.Hijacker); ok && !w.decided {
-		return h.Hijack()
+	if w.decided {
+		return nil, nil, http.ErrNotSupported
 	}
-	return nil, nil, http.ErrNotSupported
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // ReadFrom copies src through Write with a pooled buffer (copyBody), as http.ServeContent's

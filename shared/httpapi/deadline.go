@@ -36,7 +36,7 @@ func workContext(st *requestState, parent context.Context, timeout time.Duration
 	if d, ok := parent.Deadline(); ok && (deadline.IsZero() || d.Add(-LambdaMargin).Before(deadline)) {
 		deadline = d.Add(-LambdaMargin)
 	}
-	st.values = context.WithoutCancel(parent)
+	st.parent, st.values = parent, context.WithoutCancel(parent)
 	st.deps.Reset(dependency.Budget)
 	st.at = deadline
 	if !deadline.IsZero() {
@@ -53,7 +53,8 @@ func workContext(st *requestState, parent context.Context, timeout time.Duration
 // (BenchmarkWrap, BenchmarkAvatarServer in infra/cmd/local; docs/cdn.md). The context
 // package makes the timer; this type only decides when.
 type workDeadline struct {
-	values context.Context // the request's values, without its cancellation
+	parent context.Context // the request's context
+	values context.Context // its values, without its cancellation
 	at     time.Time       // zero: none, the work never ends on its own
 	grace  time.Time       // at + Grace (Detached)
 

@@ -152,3 +152,37 @@ func TestWorkDeadlineConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkOutlivesTheClient: a request's work context and what derives from it are not
+// ended by the request's own cancellation (a client that went away): Err and
+// context.Cause stay nil, while every value of the request's context is still seen.
+func TestWorkOutlivesTheClient(t *testing.T) {
+	parent, cancel := context.WithCancelCause(context.WithValue(context.Background(), testKey{}, "value"))
+	st := &requestState{}
+	workContext(st, parent, time.Hour, time.Now())
+	defer st.finish()
+	child, stop := context.WithCancel(st)
+	defer stop()
+	cancel(errors.New("client went away"))
+	for name, ctx := range map[string]context.Context{"work": st, "derived": child} {
+		if ctx.Err() != nil || context.Cause(ctx) != nil {
+			t.Errorf("%s: Err %v, Cause %v after the client left; want nil, nil", name, ctx.Err(), context.Cause(ctx))
+		}
+		if ctx.Value(testKey{}) != "value" {
+			t.Errorf("%s: the request's value is lost", name)
+		}
+	}
+	if cancelKey == nil {
+		t.Error("the context package's cancellation key was not found")
+	}
+	// Then the work's own deadline ends both, with its own cause, not the client's.
+	short := &requestState{}
+	workContext(short, parent, 20*time.Millisecond, time.Now())
+	defer short.finish()
+	child, stop = context.WithCancel(short)
+	defer stop()
+	waitDone(t, child)
+	if got := context.Cause(child); !errors.Is(got, context.DeadlineExceeded) {
+		t.Errorf("derived context's cause %v once the work deadline passed, want %v", got, context.DeadlineExceeded)
+	}
+}

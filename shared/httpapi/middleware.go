@@ -17,6 +17,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/dependency"
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 type loggerKey struct{}
@@ -35,20 +36,37 @@ type Options struct {
 	OriginExempt  []string
 }
 
-// Wrap applies the shared middleware, outermost first: the request's work context
-// (its deadline, deadline.go, and its logger with the request id) and request line,
-// the private Cache-Control of every answer not declared public (cache.go), the origin
-// secret and the caller's address (originsecret.go), gzip compression (compress.go),
-// panic recovery into a 500 Response Model, CORS, the guard of writes (from the
-// frontend only, bodies as JSON only: origin.go), and the refusal of path and query
-// text that is not valid UTF-8 or holds NUL.
+// Wrap applies the shared middleware (layers) to h.
 func Wrap(h http.Handler, opts Options) http.Handler {
-	log := opts.Log
-	if log == nil {
-		log = slog.Default()
+	if opts.Log == nil {
+		opts.Log = slog.Default()
 	}
-	return logRequests(log, opts.RequestTimeout, privateByDefault(checkOrigin(opts.OriginSecrets, opts.OriginExempt, Compress(recoverPanics(cors(opts.CORSOrigins,
-		guardWrites(opts.CORSOrigins, checkText(h))))))))
+	for i := len(layers) - 1; i >= 0; i-- {
+		h = layers[i].wrap(h, &opts)
+	}
+	return h
+}
+
+// layer is one layer of the shared middleware: its name, as docs/architecture.md
+// lists it, and how it wraps the layers inside it.
+type layer struct {
+	name string
+	wrap func(next http.Handler, o *Options) http.Handler
+}
+
+// layers is the shared middleware, outermost first, one layer a line: each wraps the
+// ones below it, the last wraps the routes. docs/architecture.md lists the same names
+// in the same order (TestLayersDocumented).
+var layers = []layer{
+	{"telemetry", observe},        // the request's span, named by its route, and its EMF document (shared/telemetry)
+	{"request", logRequests},      // its work context (deadline.go: deadline, budget, logger with the request id), its request line
+	{"private", privateByDefault}, // Cache-Control: private, no-store until the route declares its answer public (cache.go)
+	{"origin", checkOrigin},       // the origin secret and the caller's address (originsecret.go)
+	{"gzip", compressLayer},       // gzip for a client that accepts it (compress.go)
+	{"recover", recoverPanics},    // a panic becomes a 500 Response Model
+	{"cors", cors},                // CORS headers, and the answer of a preflight
+	{"writes", guardWrites},       // cookie-carrying writes from the frontend only, bodies as JSON only (origin.go)
+	{"text", checkText},           // path and query valid UTF-8 without NUL, else 400 (text.go)
 }
 
 type requestIDKey struct{}
@@ -82,86 +100,35 @@ func SourceIP(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int
+// observe is the telemetry layer. Its response writer notes the status and size of the
+// answer for the layers inside too: the request line reads them from it.
+func observe(next http.Handler, _ *Options) http.Handler {
+	return telemetry.Middleware(next, RequestID)
 }
 
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.bytes += n
-	return n, err
-}
-
-// ReadFrom keeps the wrapped writer's io.ReaderFrom visible (http.ServeContent copies
-// the body with io.CopyN, which uses it), through copyBody.
-func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := copyBody(w.ResponseWriter, src)
-	w.bytes += int(n)
-	return n, err
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// copiers hold copyBody's buffers: larger than a served image, so that one goes out
-// in one Write, as a handler writing it from memory would.
-var copiers = sync.Pool{New: func() any { return &copier{buf: make([]byte, 64<<10)} }}
-
-// copier is a pooled copy buffer and the writer it copies to.
-type copier struct {
-	buf []byte
-	dst writerOnly
-}
-
-// copyBody copies src into w with a pooled buffer: the ReadFrom of the middleware's
-// response writers. A writer that hid io.ReaderFrom would have io.Copy allocate (and
-// zero) a buffer of up to 32 KB for every response; net/http's own ReadFrom, reached
-// through it, writes the header and the first 512 bytes on their own, then allocates
-// the same buffer in package net for a source that is not a file or a connection.
-func copyBody(w io.Writer, src io.Reader) (int64, error) {
-	c := copiers.Get().(*copier)
-	c.dst.Writer = w
-	n, err := io.CopyBuffer(&c.dst, src, c.buf)
-	c.dst.Writer = nil
-	copiers.Put(c)
-	return n, err
-}
-
-// writerOnly hides every method but Write, so that io.CopyBuffer uses the buffer.
-type writerOnly struct{ io.Writer }
+// copyBody copies src into w with a pooled buffer (telemetry.Copy): the ReadFrom of
+// the middleware's response writers.
+func copyBody(w io.Writer, src io.Reader) (int64, error) { return telemetry.Copy(w, src) }
 
 // logRequests gives each request its work context (workContext: its deadline, its
-// logger) and writes its request line once it is answered. What a request needs of it
-// (the context's values, its logger, the response writer that counts status and
-// bytes) is one allocation, a requestState, and one copy of the request.
-func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) http.Handler {
+// logger) and writes its request line once it is answered, with the status and size
+// the telemetry layer's writer noted. What a request needs of it (the context's values,
+// its logger, its budget) is one allocation, a requestState, and one copy of the request.
+func logRequests(next http.Handler, o *Options) http.Handler {
+	log, timeout := o.Log, o.RequestTimeout
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		parent := r.Context()
 		st := &requestState{}
 		st.logger = requestLogger{base: log, ctx: parent}
-		st.writer.ResponseWriter = w
+		sw := telemetry.Recorder(w)
 		workContext(st, parent, timeout, start)
 		defer st.finish()
-		next.ServeHTTP(&st.writer, r.WithContext(st))
+		next.ServeHTTP(sw, r.WithContext(st))
 		if errors.Is(parent.Err(), context.Canceled) {
 			Logger(st).Info("client went away before the answer", "method", r.Method, "path", r.URL.Path)
 		}
-		if (st.logger.errorsOnly && st.writer.status < http.StatusBadRequest) || !log.Enabled(parent, slog.LevelInfo) {
+		if (st.logger.errorsOnly && sw.Status() < http.StatusBadRequest) || !log.Enabled(parent, slog.LevelInfo) {
 			return
 		}
 		// The record is made here, not by Logger.LogAttrs, which would also take the
@@ -169,8 +136,8 @@ func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) htt
 		// The path, never the query string: it may carry OAuth codes and states.
 		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 		rec.AddAttrs(slog.String("request_id", st.logger.requestID()),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", st.writer.status),
-			slog.Int("bytes", st.writer.bytes), slog.Int64("duration_ms", rec.Time.Sub(start).Milliseconds()))
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.Status()),
+			slog.Int("bytes", sw.Bytes()), slog.Int64("duration_ms", rec.Time.Sub(start).Milliseconds()))
 		_ = log.Handler().Handle(parent, rec)
 	})
 }
@@ -182,7 +149,6 @@ func logRequests(log *slog.Logger, timeout time.Duration, next http.Handler) htt
 type requestState struct {
 	workDeadline
 	logger requestLogger
-	writer statusWriter
 	deps   dependency.Request // the time budget of its dependency calls (deadline.go)
 }
 
@@ -197,8 +163,32 @@ func (s *requestState) Value(key any) any {
 	case dependency.RequestKey:
 		return &s.deps
 	}
-	return s.values.Value(key)
+	if key == cancelKey {
+		return s.values.Value(key) // WithoutCancel hides the request's cancellation
+	}
+	// Every other key straight from the request's context: WithoutCancel's Value
+	// would allocate a copy of itself on each lookup, and a request makes dozens.
+	return s.parent.Value(key)
 }
+
+// cancelKey is the key under which the context package looks up a context's own
+// cancellation (context.Cause, and a context derived from this one, ask for it): the
+// only key whose answer WithoutCancel changes. context.Cause asks for it of a context
+// that has ended.
+var cancelKey = func() any {
+	var spy keySpy
+	_ = context.Cause(&spy)
+	return spy.key
+}()
+
+// keySpy is a context that notes the key it was last asked for.
+type keySpy struct {
+	context.Context
+	key any
+}
+
+func (s *keySpy) Value(key any) any { s.key = key; return nil }
+func (s *keySpy) Err() error        { return context.Canceled }
 
 // requestLogger is a request's logger (Logger) and id, each made on first use: most
 // requests log only their request line, which needs no logger of its own, and an image
@@ -235,7 +225,7 @@ func (rl *requestLogger) get() *slog.Logger {
 	return rl.l
 }
 
-func recoverPanics(next http.Handler) http.Handler {
+func recoverPanics(next http.Handler, _ *Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -269,7 +259,8 @@ var (
 // items in several lines).
 var varyAcceptEncodingOrigin = []string{"Accept-Encoding, Origin"}
 
-func cors(origins []string, next http.Handler) http.Handler {
+func cors(next http.Handler, o *Options) http.Handler {
+	origins := o.CORSOrigins
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		h := w.Header()

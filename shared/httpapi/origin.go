@@ -29,7 +29,8 @@ const MsgJSONOnly = "Content-Type must be application/json"
 // A write with a body must declare it application/json (any parameters, such as
 // charset): anything else is 400 MsgJSONOnly, before any handler reads it. Requests
 // without a body are not concerned.
-func guardWrites(origins []string, next http.Handler) http.Handler {
+func guardWrites(next http.Handler, o *Options) http.Handler {
+	origins := o.CORSOrigins
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:

@@ -32,7 +32,8 @@ const MsgOriginRefused = "Forbidden"
 // address for ClientIP: the viewer's, from ViewerAddressHeader, on a request with a
 // valid secret; otherwise the connection's (SourceIP). The secret header is removed
 // from the request before any handler sees it.
-func checkOrigin(secrets []string, exempt []string, next http.Handler) http.Handler {
+func checkOrigin(next http.Handler, o *Options) http.Handler {
+	secrets, exempt := o.OriginSecrets, o.OriginExempt
 	var sums [][sha256.Size]byte
 	for _, s := range secrets {
 		if s != "" {

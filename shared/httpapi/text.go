@@ -21,7 +21,7 @@ func invalidText() *apperr.Error { return apperr.New(apperr.Invalid, apperr.MsgI
 
 // checkText refuses requests whose path or query (names and values, as decoded) hold
 // text that is not ValidText. It runs before the routes, so no handler reads such text.
-func checkText(next http.Handler) http.Handler {
+func checkText(next http.Handler, _ *Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !requestTextValid(r) {
 			Error(w, r, invalidText())

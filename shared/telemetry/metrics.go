@@ -2,11 +2,14 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Namespace is the CloudWatch namespace of the service's metrics.
@@ -107,7 +110,7 @@ var dimensionSets = func() string {
 
 // emf writes the request's EMF document as one line. It is appended by hand: every
 // request writes one, and encoding/json's map of it cost more than the request's spans.
-func (st *request) emf(method string, status int, duration float64) []byte {
+func (st *request) emf(b []byte, method string, status int, duration float64, traceID trace.TraceID) []byte {
 	st.values.mu.Lock()
 	defer st.values.mu.Unlock()
 	st.db.mu.Lock()
@@ -117,7 +120,6 @@ func (st *request) emf(method string, status int, duration float64) []byte {
 	if status == 403 {
 		refusals = 1
 	}
-	b := make([]byte, 0, 768)
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, time.Now().UnixMilli(), 10)
 	b = append(b, `,"CloudWatchMetrics":[{"Namespace":"`+Namespace+`","Dimensions":`...)
@@ -156,11 +158,22 @@ func (st *request) emf(method string, status int, duration float64) []byte {
 	}
 	b = append(b, `,"requestId":`...)
 	b = appendString(b, st.requestID)
-	b = append(b, `,"traceId":`...)
-	b = appendString(b, st.traceID)
+	b = append(b, `,"traceId":"`...)
+	if traceID.IsValid() {
+		b = appendXRayTraceID(b, traceID)
+	}
+	b = append(b, '"')
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	return append(b, "}\n"...)
+}
+
+// appendXRayTraceID appends id in X-Ray's form (TraceID).
+func appendXRayTraceID(b []byte, id trace.TraceID) []byte {
+	b = append(b, "1-"...)
+	b = hex.AppendEncode(b, id[:4])
+	b = append(b, '-')
+	return hex.AppendEncode(b, id[4:])
 }
 
 // appendString appends s as a JSON string.

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestEMFDocument: the hand-written document is the JSON it means, with the request's
@@ -25,13 +27,14 @@ func TestEMFDocument(t *testing.T) {
 		{"escaped", "GET /\"x\"\\\n", 500, nil, map[string]any{"Route": "GET /\"x\"\\\n", "StatusClass": "5xx"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &request{route: tc.route, requestID: "r-1", traceID: "1-a-b"}
+			st := &request{route: tc.route, requestID: "r-1"}
+			traceID, _ := trace.TraceIDFromHex("5759e988bd862e3fe1be46a994272793")
 			st.db.count = 2
 			for k, v := range tc.add {
 				st.values.add(k, UnitCount, v)
 			}
 			var doc map[string]any
-			if err := json.Unmarshal(st.emf("GET", tc.status, 1.5), &doc); err != nil {
+			if err := json.Unmarshal(st.emf(nil, "GET", tc.status, 1.5, traceID), &doc); err != nil {
 				t.Fatal(err)
 			}
 			for k, v := range tc.want {
@@ -43,7 +46,7 @@ func TestEMFDocument(t *testing.T) {
 			if aws["Namespace"] != Namespace || len(aws["Metrics"].([]any)) != 4+len(tc.add) {
 				t.Errorf("declaration %v", aws)
 			}
-			if doc["requestId"] != "r-1" || doc["traceId"] != "1-a-b" || doc["Duration"] != 1.5 {
+			if doc["requestId"] != "r-1" || doc["traceId"] != "1-5759e988-bd862e3fe1be46a994272793" || doc["Duration"] != 1.5 {
 				t.Errorf("ids and duration: %v", doc)
 			}
 		})

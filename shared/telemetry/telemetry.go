@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +23,9 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // instrumentation is the name of the service's own tracer.
@@ -67,6 +68,8 @@ func Setup(o Options) {
 	metricFunction = cmp.Or(o.FunctionName, o.Function)
 	otel.SetTextMapPropagator(xray.Propagator{})
 	if o.Exporter == nil {
+		// Nothing recorded: the no-op tracer (a benchmark's set-up after another's).
+		provider, tracer = nil, noop.NewTracerProvider().Tracer(instrumentation)
 		return
 	}
 	// Sampled as the caller decided (Lambda's Sampled flag), every local request when
@@ -115,19 +118,32 @@ func Shutdown(ctx context.Context) {
 // function that ends it with the answer's status and flushes the spans.
 func Invocation(ctx context.Context, traceHeader, requestID string) (context.Context, func(status int, err error)) {
 	if traceHeader != "" {
-		ctx = xray.Propagator{}.Extract(ctx, propagation.MapCarrier{"X-Amzn-Trace-Id": traceHeader})
+		ctx = xray.Propagator{}.Extract(ctx, traceCarrier(traceHeader))
+	}
+	if !records(trace.SpanContextFromContext(ctx)) {
+		// Nothing would be recorded (Middleware): the trace's context is enough.
+		return ctx, func(int, error) {}
 	}
 	ctx, span := tracer.Start(ctx, function, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("faas.invocation_id", requestID)))
-	if !span.IsRecording() {
-		return ctx, func(int, error) {}
-	}
 	return ctx, func(status int, err error) {
 		setStatus(span, status, err)
 		span.End()
 		Flush(ctx)
 	}
 }
+
+// traceCarrier is a trace header as the X-Ray propagator reads it.
+type traceCarrier string
+
+func (c traceCarrier) Get(key string) string {
+	if strings.EqualFold(key, "X-Amzn-Trace-Id") {
+		return string(c)
+	}
+	return ""
+}
+func (traceCarrier) Set(string, string) {}
+func (traceCarrier) Keys() []string     { return []string{"X-Amzn-Trace-Id"} }
 
 // Span starts a span of the service's own work (image processing); end it with End.
 func Span(ctx context.Context, name string) (context.Context, trace.Span) {
