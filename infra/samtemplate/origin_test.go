@@ -368,3 +368,32 @@ func anyStrings(v any) []string {
 	}
 	return out
 }
+
+// TestOriginClientCertificateExpiry: the origin client certificate is imported, so ACM
+// never renews it, and API Gateway refuses an expired one (the API is then down): the
+// edge stack, in its region, alarms on ACM's DaysToExpiry for it, as ACM publishes it
+// (namespace AWS/CertificateManager, dimension CertificateArn, a point a day), before
+// the threshold, notifying the alarm topic; and keeps the alarm in its state when ACM
+// stops the metric (at expiry).
+func TestOriginClientCertificateExpiry(t *testing.T) {
+	c := edgeTemplate(t)
+	a, ok := c.Resources["OriginClientCertificateExpiryAlarm"]
+	if !ok || a.Type != "AWS::CloudWatch::Alarm" {
+		t.Fatal("no alarm on the origin client certificate's expiry")
+	}
+	p := a.Properties
+	dims := fmt.Sprint(p["Dimensions"])
+	if p["Namespace"] != "AWS/CertificateManager" || p["MetricName"] != "DaysToExpiry" || dims != "[map[Name:CertificateArn Value:map[Ref:OriginClientCertificateArn]]]" {
+		t.Errorf("alarm on %v %v %v, want AWS/CertificateManager DaysToExpiry by the certificate's ARN", p["Namespace"], p["MetricName"], dims)
+	}
+	if p["Statistic"] != "Minimum" || p["Period"] != float64(86400) || p["ComparisonOperator"] != "LessThanThreshold" ||
+		fmt.Sprint(p["Threshold"]) != "map[Ref:ClientCertificateDaysLeft]" || p["TreatMissingData"] != "ignore" {
+		t.Errorf("alarm %v", p)
+	}
+	if !strings.Contains(fmt.Sprint(p["AlarmActions"]), "AlarmTopicArn") {
+		t.Errorf("the alarm notifies %v", p["AlarmActions"])
+	}
+	if !strings.Contains(fmt.Sprint(c.Parameters["OriginClientCertificateArn"]["AllowedPattern"]), ":acm:us-east-1:") {
+		t.Error("the edge stack's OriginClientCertificateArn accepts a certificate outside us-east-1")
+	}
+}
