@@ -11,9 +11,17 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 
-function load(file) {
+// load runs a function's file as CloudFront would, after CloudFormation's Fn::Sub has
+// written the template's parameters into it (cache-key.js names FrontendUrl and
+// ExtraCorsOrigins; the others name none).
+function load(file, params) {
   const ctx = {};
-  vm.runInNewContext(fs.readFileSync(path.join(__dirname, file), 'utf8') + '\nthis.handler = handler;', ctx);
+  const values = Object.assign({FrontendUrl: 'https://mediacatalog.app', ExtraCorsOrigins: 'https://admin.mediacatalog.app,https://preview.mediacatalog.app'}, params);
+  const code = fs.readFileSync(path.join(__dirname, file), 'utf8').replace(/\$\{(\w+)\}/g, (_, name) => {
+    assert.ok(name in values, file + ' substitutes ${' + name + '}');
+    return values[name];
+  });
+  vm.runInNewContext(code + '\nthis.handler = handler;', ctx);
   return ctx;
 }
 
@@ -101,6 +109,46 @@ test('cache key: every spelling of one request is one key', () => {
   ];
   const keys = new Set(spellings.map((qs) => originQuery(handler(viewerRequest('GET', '/publishers', qs)))));
   assert.deepStrictEqual([...keys], ['client=1&limit=3&order=name-asc']);
+});
+
+test('cache key: Origin only when it is a CORS origin, exactly', () => {
+  const {handler} = load('cache-key.js');
+  const kept = ['https://mediacatalog.app', 'https://admin.mediacatalog.app', 'https://preview.mediacatalog.app'];
+  const dropped = ['https://evil.example', 'null', '', 'https://mediacatalog.app/', 'https://MEDIACATALOG.app', 'http://mediacatalog.app',
+    'https://mediacatalog.app:443', 'https://mediacatalog.app.evil.example', 'https://evil.mediacatalog.app', ' https://mediacatalog.app',
+    'https://mediacatalog.app,https://evil.example', 'https://admin.mediacatalog.app,https://preview.mediacatalog.app'];
+  for (const method of ['GET', 'HEAD', 'OPTIONS']) {
+    for (const origin of kept) {
+      const out = handler(viewerRequest(method, '/tags', {client: {value: '1'}}, {origin: {value: origin}}));
+      assert.strictEqual(JSON.stringify(out.headers.origin), JSON.stringify({value: origin}), method + ' ' + origin);
+    }
+    for (const origin of dropped) {
+      const out = handler(viewerRequest(method, '/tags', {client: {value: '1'}}, {origin: {value: origin}}));
+      assert.ok(!('origin' in out.headers), method + ' ' + JSON.stringify(origin) + ' reaches the cache key');
+      assert.strictEqual(out.headers.host.value, 'api.mediacatalog.app', 'other headers untouched');
+    }
+  }
+  // Two Origin headers are no browser's: neither reaches the key.
+  const twice = handler(viewerRequest('GET', '/tags', {}, {origin: {value: kept[0], multiValue: [{value: kept[0]}, {value: 'https://evil.example'}]}}));
+  assert.ok(!('origin' in twice.headers));
+  // No Origin stays none.
+  assert.ok(!('origin' in handler(viewerRequest('GET', '/tags', {})).headers));
+  // Without extra origins only the frontend's is kept; an empty Origin matches no empty slot.
+  const {handler: frontendOnly} = load('cache-key.js', {ExtraCorsOrigins: ''});
+  assert.strictEqual(JSON.stringify(frontendOnly(viewerRequest('GET', '/tags', {}, {origin: {value: kept[0]}})).headers.origin), JSON.stringify({value: kept[0]}));
+  for (const origin of [kept[1], '']) {
+    assert.ok(!('origin' in frontendOnly(viewerRequest('GET', '/tags', {}, {origin: {value: origin}})).headers), JSON.stringify(origin));
+  }
+});
+
+test('cache key: every invented Origin is one key, the one without Origin', () => {
+  const {handler} = load('cache-key.js');
+  const keys = new Set();
+  for (let i = 0; i < 50; i++) {
+    const out = handler(viewerRequest('GET', '/publishers', {client: {value: '1'}}, {origin: {value: 'https://x' + i + '.example'}}));
+    keys.add(JSON.stringify([out.headers.origin || null, originQuery(out)]));
+  }
+  assert.deepStrictEqual([...keys], [JSON.stringify([null, 'client=1'])]);
 });
 
 test('cache key: a request without a query string passes unchanged', () => {

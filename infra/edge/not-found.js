@@ -1,7 +1,7 @@
 // Answers 404 at the edge, before the cache and the origin (viewer request,
 // cloudfront-js-2.0): the distribution's default behaviour (a path that is no route of
-// the API) and the internal avatar-change route, which internal services call on the
-// origin signed with SigV4, never through the distribution. The body is the API's own
+// the API) and the internal avatar-change route, which internal services call by
+// invoking the cdn function, never through the distribution. The body is the API's own
 // Response Model for a 404.
 function handler(event) {
   return {

@@ -54,7 +54,9 @@ func TestEdgeFunctionsUnderNode(t *testing.T) {
 }
 
 // TestEdgeFunctionSources: every CloudFront Function of the template is its file's code,
-// as the transform leaves it (what CloudFront runs is what node tests).
+// as the transform leaves it (what CloudFront runs is what node tests): the code itself,
+// or the code in a Fn::Sub that fills in parameters only (functions.test.js fills them
+// in as CloudFormation does).
 func TestEdgeFunctionSources(t *testing.T) {
 	cfn, _ := transformed(t, "create")
 	ids := cfn.OfType("AWS::CloudFront::Function")
@@ -76,8 +78,17 @@ func TestEdgeFunctionSources(t *testing.T) {
 		if !ok {
 			continue // reported above
 		}
-		if got := fmt.Sprint(r.Properties["FunctionCode"]); got != string(src) {
-			t.Errorf("%s's FunctionCode is not %s:\n%s", id, file, got)
+		code := r.Properties["FunctionCode"]
+		if sub, ok := code.(map[string]any); ok && len(sub) == 1 {
+			code = sub["Fn::Sub"]
+			for _, name := range samtemplate.SubNames(fmt.Sprint(code)) {
+				if _, param := cfn.Parameters[name]; !param {
+					t.Errorf("%s substitutes ${%s}, which is no parameter of the template", id, name)
+				}
+			}
+		}
+		if got, ok := code.(string); !ok || got != string(src) {
+			t.Errorf("%s's FunctionCode is not %s:\n%v", id, file, r.Properties["FunctionCode"])
 		}
 		if rt := r.Properties["FunctionConfig"].(map[string]any)["Runtime"]; rt != "cloudfront-js-2.0" {
 			t.Errorf("%s runtime %v", id, rt)
@@ -406,9 +417,14 @@ func readCachePolicy(t *testing.T, cfn *samtemplate.CFN, id string) cacheKey {
 // for every method; paths that are no route are 404 at the edge. Cached behaviours take
 // their TTLs from the origin (MinTTL and DefaultTTL 0, MaxTTL a day or more, so that
 // stale-if-error can serve through an outage), key on no cookie, and key on Origin
-// whenever the origin can see it (its CORS answer differs by it); uncached ones forward
-// every cookie and query string and the headers the API reads; Host reaches the origin
-// through no behaviour.
+// whenever the origin can see it (its CORS answer differs by it), but only on a CORS
+// origin: their viewer-request function keeps each CORS origin and drops an invented
+// one, so inventing Origins makes no new cache entries. Uncached ones forward every
+// cookie and query string and the headers the API reads. Headers are forwarded by name
+// only, never all of a viewer's: CloudFront's documentation promises to overwrite a
+// viewer's copy only of an origin custom header, so a viewer's own
+// CloudFront-Viewer-Address would pass wherever CloudFront does not add its own; and
+// Host reaches the origin through no behaviour.
 func TestEdgeBehaviours(t *testing.T) {
 	ops := map[string]apiOperation{}
 	for _, o := range openapiOperations(t) {
@@ -422,8 +438,9 @@ func TestEdgeBehaviours(t *testing.T) {
 	for _, set := range paramSets {
 		t.Run(set, func(t *testing.T) {
 			cfn, _ := transformed(t, set)
+			params := stackParams(t, cfn, set)
 			_, bs := distribution(t, cfn)
-			code := func(fn string) string { return fmt.Sprint(cfn.Resources[fn].Properties["FunctionCode"]) }
+			code := func(fn string) string { return functionCode(t, cfn, params, fn) }
 			cachedRoutes, publicReads := 0, 0
 			for _, route := range routes {
 				method, path, _ := strings.Cut(route, " ")
@@ -487,6 +504,9 @@ func TestEdgeBehaviours(t *testing.T) {
 				if hb == "allViewer" || hb == "allViewerAndWhitelistCloudFront" || slices.ContainsFunc(headers, func(h string) bool { return strings.EqualFold(h, "Host") }) != (hb == "allExcept") {
 					t.Errorf("%s: forwards Host to API Gateway (headers %s %v)", b.Pattern, hb, headers)
 				}
+				if hb != "whitelist" && hb != "none" {
+					t.Errorf("%s: forwards the viewer's headers wholesale (%s): a viewer's own CloudFront-Viewer-Address reaches the origin", b.Pattern, hb)
+				}
 				if b.Cache == cachingDisabled {
 					if b.OriginReq == "" {
 						continue // answered at the edge
@@ -519,6 +539,26 @@ func TestEdgeBehaviours(t *testing.T) {
 				// reach the origin (the avatars are images, which need no CORS).
 				if b.Function == "CatalogCacheKeyFunction" && !slices.Contains(k.Headers, "Origin") {
 					t.Errorf("%s: Origin does not reach the origin, so no CORS answer does", b.Pattern)
+				}
+				if slices.Contains(k.Headers, "Origin") {
+					if b.Function == "" {
+						t.Errorf("%s: keys on Origin with no viewer-request function: each invented Origin is a cache entry", b.Pattern)
+						continue
+					}
+					allowed := corsOrigins(t, cfn, params)
+					var events []map[string]any
+					for _, o := range append(slices.Clone(allowed), inventedOrigins(allowed)...) {
+						events = append(events, originEvent(o))
+					}
+					for i, out := range runFunction(t, code(b.Function), events) {
+						got := keptOrigin(t, out)
+						if i < len(allowed) && got != allowed[i] {
+							t.Errorf("%s: CORS origin %q keyed as %q", b.Pattern, allowed[i], got)
+						}
+						if i >= len(allowed) && got != "" {
+							t.Errorf("%s: an invented Origin keyed as %q: a cache entry per invention", b.Pattern, got)
+						}
+					}
 				}
 			}
 		})

@@ -529,6 +529,12 @@ func TestRulesRefuseBadInput(t *testing.T) {
 		{"regional web ACL", "create", map[string]string{"WebAclArn": "arn:aws:wafv2:eu-central-1:123456789012:regional/webacl/media-catalog-prod-edge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"}, "WebAclArn"},
 		{"no web ACL", "existing", map[string]string{"WebAclArn": ""}, "WebAclArn"},
 		{"origin on the public name's pattern with a path", "create", map[string]string{"OriginDomainName": "origin-api.mediacatalog.app/x"}, "OriginDomainName"},
+		{"no origin client certificate", "existing", map[string]string{"OriginClientCertificateArn": ""}, "OriginClientCertificateArn"},
+		{"origin client certificate outside us-east-1", "create", map[string]string{"OriginClientCertificateArn": "arn:aws:acm:eu-central-1:123456789012:certificate/3c4d5e6f-7081-92a3-b4c5-d6e7f8091a2b"}, "OriginClientCertificateArn"},
+		{"created domain without a truststore", "create", map[string]string{"OriginTruststoreUri": ""}, "CreatedDomainNeedsItsTruststore"},
+		{"created domain without the truststore's version", "create", map[string]string{"OriginTruststoreVersion": ""}, "CreatedDomainNeedsItsTruststore"},
+		{"truststore not in S3", "create", map[string]string{"OriginTruststoreUri": "https://example.com/truststore.pem"}, "OriginTruststoreUri"},
+		{"existing domain with a truststore it would not get", "existing", map[string]string{"OriginTruststoreUri": "s3://media-catalog-staging-truststore/origin-truststore.pem", "OriginTruststoreVersion": "v1"}, "ExistingDomainTakesNoTruststore"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := paramsOf(t, tc.base)

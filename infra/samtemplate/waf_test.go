@@ -186,7 +186,8 @@ func largeBodyRoutes(t *testing.T) []string {
 // route of the API is counted as a read or a write, and the /auth/oauth routes also by
 // their own, lower limit; each blocks with a 429 Response Model, over one of WAF's
 // windows; the common set's 8 KB body rule only counts, and a rule blocks what it
-// labelled outside the routes whose documented bodies exceed 8 KB.
+// labelled outside the routes whose documented bodies exceed 8 KB. No sample or log WAF
+// keeps holds a credential (TestEdgeWebACLKeepsNoCredential).
 func TestEdgeWebACL(t *testing.T) {
 	if out, err := samtemplate.Lint(repoFile("infra/edge/us-east-1.yaml")); err != nil || out != "" {
 		t.Errorf("cfn-lint infra/edge/us-east-1.yaml: %v\n%s", err, out)
@@ -368,6 +369,57 @@ func TestEdgeWebACL(t *testing.T) {
 		}
 		if r.Labels = nil; wafMatch(t, size["Statement"].(map[string]any), r) {
 			t.Errorf("%s blocked without the size label", route)
+		}
+	}
+}
+
+// TestEdgeWebACLKeepsNoCredential: what WAF keeps of a request (the sampled requests of
+// the web ACL and of each rule, for about three hours, readable with
+// wafv2:GetSampledRequests; and a log, if one is configured) holds no session cookie, no
+// Authorization and no OAuth code or state. Sampling is on for the ACL and every rule (an
+// operator's view of who was blocked), so the web ACL's own data protection, which
+// applies to samples and logs alike, must substitute REDACTED for: every header's value
+// (a field key names a header, and AWS does not document whether "cookie" matches a
+// viewer's "Cookie", so none is named), every cookie, the query string and every query
+// argument; in the rules' match details and the rate-based rules' lists too. A
+// logging configuration's RedactedFields would not do: AWS applies them to logs only,
+// never to samples.
+func TestEdgeWebACLKeepsNoCredential(t *testing.T) {
+	c := edgeTemplate(t)
+	acl := c.Resources["WebAcl"]
+	sampled := []string{}
+	if vc, _ := acl.Properties["VisibilityConfig"].(map[string]any); vc["SampledRequestsEnabled"] != false {
+		sampled = append(sampled, "the web ACL")
+	}
+	for _, r := range s2(acl.Properties["Rules"]) {
+		r := r.(map[string]any)
+		if vc, _ := r["VisibilityConfig"].(map[string]any); vc["SampledRequestsEnabled"] != false {
+			sampled = append(sampled, fmt.Sprint(r["Name"]))
+		}
+	}
+	logged := c.OfType("AWS::WAFv2::LoggingConfiguration")
+	if len(sampled) == 0 && len(logged) == 0 {
+		return // WAF keeps nothing of a request
+	}
+	protected := map[string]bool{}
+	dpc, _ := acl.Properties["DataProtectionConfig"].(map[string]any)
+	for _, d := range s2(dpc["DataProtections"]) {
+		d := d.(map[string]any)
+		f, _ := d["Field"].(map[string]any)
+		keys := s2(f["FieldKeys"])
+		if d["Action"] != "SUBSTITUTION" || d["ExcludeRuleMatchDetails"] == true || d["ExcludeRateBasedDetails"] == true {
+			t.Errorf("data protection %v: want SUBSTITUTION (a hash of a token still identifies it) and no exclusion", d)
+			continue
+		}
+		if len(keys) > 0 {
+			t.Errorf("data protection of %v names keys %v: want every key of the field", f["FieldType"], keys)
+			continue
+		}
+		protected[fmt.Sprint(f["FieldType"])] = true
+	}
+	for _, field := range []string{"SINGLE_HEADER", "SINGLE_COOKIE", "QUERY_STRING", "SINGLE_QUERY_ARGUMENT"} {
+		if !protected[field] {
+			t.Errorf("WAF keeps samples of %v (and logs: %v), and the web ACL's data protection leaves %s whole: a session cookie or an OAuth code in what wafv2:GetSampledRequests reads", sampled, logged, field)
 		}
 	}
 }

@@ -19,7 +19,8 @@ import (
 const (
 	OriginSecretHeader = "X-Origin-Verify"
 	// ViewerAddressHeader is CloudFront's viewer address, "ip:port" (IPv6 unbracketed
-	// or bracketed); trusted only beside a valid secret, as anyone can send it.
+	// or bracketed); trusted only beside a valid secret, as anyone can send it, and
+	// only as one public address (viewerAddressOf).
 	ViewerAddressHeader = "Cloudfront-Viewer-Address"
 )
 
@@ -30,8 +31,8 @@ const MsgOriginRefused = "Forbidden"
 // none of secrets, unless exempt matches it (a route that IAM authorizes and internal
 // services call directly); with no secrets it checks nothing. It records the caller's
 // address for ClientIP: the viewer's, from ViewerAddressHeader, on a request with a
-// valid secret; otherwise the connection's (SourceIP). The secret header is removed
-// from the request before any handler sees it.
+// valid secret (viewerAddressOf); otherwise the connection's (SourceIP). The secret
+// header is removed from the request before any handler sees it.
 func checkOrigin(next http.Handler, o *Options) http.Handler {
 	secrets, exempt := o.OriginSecrets, o.OriginExempt
 	var sums [][sha256.Size]byte
@@ -55,7 +56,7 @@ func checkOrigin(next http.Handler, o *Options) http.Handler {
 				delete(r.Header, OriginSecretHeader)
 			}
 			if sent && len(got) == 1 && validSecret(got[0], sums) {
-				client = viewerAddress(r.Header.Get(ViewerAddressHeader))
+				client = viewerAddressOf(r.Header)
 			} else if !exempted(exemptMux, r) {
 				Error(w, r, apperr.Wrap(apperr.Forbidden, MsgOriginRefused, errOriginSecret))
 				return
@@ -99,26 +100,49 @@ func exempted(mux *http.ServeMux, r *http.Request) bool {
 	return pattern != ""
 }
 
+// viewerAddressOf is the viewer's address of a request that came through the
+// distribution, as CloudFront gave it, or "" (the caller then keys on the connection's)
+// when the request does not carry exactly one such address. CloudFront adds the header
+// where an origin request policy names it (template.yaml's do so by name, and forward
+// no viewer's headers wholesale), but its documentation promises to overwrite a viewer's
+// copy only of an origin custom header: a viewer's own value could arrive beside
+// CloudFront's, as a second line or joined to it with a comma (API Gateway's payload
+// joins repeated headers), and neither is then believed. A viewer reaches CloudFront
+// over the internet, so a value that is no public unicast address is not CloudFront's.
+// What remains is trusting CloudFront to write its own value where it adds the header,
+// which is what its documentation describes.
+func viewerAddressOf(h http.Header) string {
+	values := h.Values(ViewerAddressHeader)
+	if len(values) != 1 {
+		return ""
+	}
+	a, ok := viewerAddress(values[0])
+	if !ok || !a.IsGlobalUnicast() || a.IsPrivate() {
+		return ""
+	}
+	return a.String()
+}
+
 // viewerAddress is the address of a CloudFront-Viewer-Address value ("ip:port",
-// "[ipv6]:port" or an IPv6 address with the port after its last colon), or "" when
-// the value is not one.
-func viewerAddress(v string) string {
+// "[ipv6]:port" or an IPv6 address with the port after its last colon), IPv4-mapped
+// addresses unmapped, or false when the value is not one.
+func viewerAddress(v string) (netip.Addr, bool) {
 	v = strings.TrimSpace(v)
 	if ap, err := netip.ParseAddrPort(v); err == nil {
-		return ap.Addr().Unmap().String()
+		return ap.Addr().Unmap(), true
 	}
 	i := strings.LastIndexByte(v, ':')
 	if i < 0 {
-		return ""
+		return netip.Addr{}, false
 	}
 	a, err := netip.ParseAddr(v[:i])
 	if err != nil || !a.Is6() || a.Zone() != "" {
-		return ""
+		return netip.Addr{}, false
 	}
 	if _, err := strconv.ParseUint(v[i+1:], 10, 16); err != nil {
-		return ""
+		return netip.Addr{}, false
 	}
-	return a.Unmap().String()
+	return a.Unmap(), true
 }
 
 // ClientIP is the caller's address: the viewer's as CloudFront saw it when the request

@@ -21,8 +21,10 @@ const (
 // the previous value of X-Origin-Verify (a rotation), else it is a 403 Response Model
 // recorded as a refusal; the Internal route passes without it; the header never reaches
 // a handler. The viewer's address of CloudFront-Viewer-Address is the caller's address
-// only beside a valid secret; without one, or without secrets configured, the
-// connection's address is, whatever the request says.
+// only beside a valid secret, and only as one public address: two values (a viewer's
+// own beside CloudFront's, as two lines or joined with a comma) or an address no viewer
+// reaches CloudFront from are not CloudFront's, and leave the connection's address, as
+// it is without the secret, or without secrets configured, whatever the request says.
 func TestOriginSecret(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -62,6 +64,22 @@ func TestOriginSecret(t *testing.T) {
 			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"evil:1"}}, 200, "192.0.2.1"},
 		{"the viewer without a port", []string{secretNow}, "GET", "/tags",
 			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"198.51.100.7"}}, 200, "192.0.2.1"},
+		{"a viewer's own address before CloudFront's", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"198.51.100.66:1234", "198.51.100.7:46532"}}, 200, "192.0.2.1"},
+		{"a viewer's own address joined to CloudFront's", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"198.51.100.66:1234, 198.51.100.7:46532"}}, 200, "192.0.2.1"},
+		{"a loopback viewer", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"127.0.0.1:443"}}, 200, "192.0.2.1"},
+		{"a private viewer", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"10.1.2.3:443"}}, 200, "192.0.2.1"},
+		{"a private viewer, IPv4-mapped", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"[::ffff:192.168.0.9]:443"}}, 200, "192.0.2.1"},
+		{"a link-local viewer, IPv6", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"fe80::1:443"}}, 200, "192.0.2.1"},
+		{"a unique-local viewer, IPv6", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"[fd00::7]:443"}}, 200, "192.0.2.1"},
+		{"the unspecified viewer", []string{secretNow}, "GET", "/tags",
+			map[string][]string{"X-Origin-Verify": {secretNow}, "Cloudfront-Viewer-Address": {"0.0.0.0:443"}}, 200, "192.0.2.1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

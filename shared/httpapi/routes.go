@@ -13,9 +13,10 @@ type Route struct {
 	Pattern string
 	Mux     string
 	Handler http.Handler
-	// Internal: the route is called by internal services, signed with SigV4 and
-	// authorized by API Gateway (AWS_IAM), not through the distribution, so the
-	// origin secret is not asked of it (Options.OriginExempt).
+	// Internal: the route is called by internal services, which invoke its function
+	// directly (or, over HTTP, sign with SigV4 for API Gateway's AWS_IAM), not
+	// through the distribution, so the origin secret is not asked of it
+	// (Options.OriginExempt).
 	Internal bool
 }
 

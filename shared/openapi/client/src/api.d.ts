@@ -346,9 +346,10 @@ export interface paths {
          *     /user/avatar/<id>/high and /user/avatar/<id>/scaled in CloudFront. Once it has
          *     answered, no container serves the replaced or removed picture. 200 {"data":"Success","code":200}; 400 when
          *     the id is blank or not a positive integer; 500 when the invalidation fails. In
-         *     AWS, API Gateway requires IAM authorization (SigV4, as the stack's
-         *     avatar-change-invoker role) and answers an unsigned call 403; the local stack
-         *     checks nothing.
+         *     AWS a service invokes the cdn function with this route's event, as the stack's
+         *     avatar-change-invoker role: over HTTP the origin admits CloudFront only, which
+         *     answers this path 404, and API Gateway requires IAM authorization (SigV4)
+         *     besides; the local stack checks nothing.
          */
         post: operations["changeUserAvatar"];
         delete?: never;
