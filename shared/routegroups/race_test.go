@@ -567,7 +567,11 @@ type racePair struct {
 	name     string
 	pictures bool // the fixture's U and C have pictures
 	one      bool // exactly one of the two succeeds
-	calls    func(f fixture) [2]raceCall
+	// chain names the field of the audit records' changes that two successes of the
+	// pair both change: one's before must be the other's after (each saw the other's
+	// write, in one order or the other).
+	chain string
+	calls func(f fixture) [2]raceCall
 }
 
 func (p racePair) routes(f fixture) string {
@@ -639,6 +643,10 @@ var racePairs = []racePair{
 		return [2]raceCall{{route: editRole, id: f.R, body: roleBody(fmt.Sprintf("race-r-%d", f.n), ids(f.P), nil), ok: []int{200}},
 			{route: editPerm, id: f.P, by: 1, body: nameBody(f.permName), ok: []int{200}}}
 	}},
+	{name: "rename a role twice", chain: "name", calls: func(f fixture) [2]raceCall {
+		return [2]raceCall{{route: editRole, id: f.R, body: roleBody(f.roleName, nil, nil), ok: []int{200}},
+			{route: editRole, id: f.R, by: 1, body: roleBody(f.neu, nil, nil), ok: []int{200}}}
+	}},
 	{name: "rename two roles into one name", one: true, calls: func(f fixture) [2]raceCall {
 		return [2]raceCall{{route: editRole, id: f.R, body: roleBody(f.roleName, nil, nil), ok: []int{200, 409}},
 			{route: editRole, id: f.S, by: 1, body: roleBody(f.roleName, nil, nil), ok: []int{200, 409}}}
@@ -680,6 +688,10 @@ var racePairs = []racePair{
 		return [2]raceCall{{route: editRole, id: f.S, body: roleBody(f.roleName, nil, nil), ok: []int{200}},
 			{route: editUser, id: f.U, by: 1, body: userBody(f.uName, ids(f.S), nil), ok: []int{200}}}
 	}},
+	{name: "rename a permission twice", chain: "name", calls: func(f fixture) [2]raceCall {
+		return [2]raceCall{{route: editPerm, id: f.P, body: nameBody(f.permName), ok: []int{200}},
+			{route: editPerm, id: f.P, by: 1, body: nameBody(f.neu), ok: []int{200}}}
+	}},
 	{name: "rename two permissions into one name", one: true, calls: func(f fixture) [2]raceCall {
 		return [2]raceCall{{route: editPerm, id: f.P, body: nameBody(f.permName), ok: []int{200, 409}},
 			{route: editPerm, id: f.Q, by: 1, body: nameBody(f.permName), ok: []int{200, 409}}}
@@ -706,6 +718,10 @@ var racePairs = []racePair{
 		// lowercased names (so no unique index of the table tells them apart).
 		return [2]raceCall{{route: editUser, id: f.U, body: userBody(f.neu, nil, nil), ok: []int{200, 409}},
 			{route: editUser, id: f.V, by: 1, body: userBody(strings.Replace(f.neu, "a", "\u0430", 1), nil, nil), ok: []int{200, 409}}}
+	}},
+	{name: "rename a user twice", chain: "username", calls: func(f fixture) [2]raceCall {
+		return [2]raceCall{{route: editUser, id: f.U, body: userBody(f.neu, nil, nil), ok: []int{200}},
+			{route: editUser, id: f.U, by: 1, body: userBody(f.roleName, nil, nil), ok: []int{200}}}
 	}},
 	{name: "edit a user while they are deleted", calls: func(f fixture) [2]raceCall {
 		return [2]raceCall{{route: editUser, id: f.U, body: userBody(f.neu, ids(f.S), nil), ok: []int{200, 404}},
@@ -853,7 +869,13 @@ type auditRecord struct {
 	Target  struct {
 		ID int64 `json:"id"`
 	} `json:"target"`
-	Error string `json:"error"`
+	Changes map[string]json.RawMessage `json:"changes"`
+	Error   string                     `json:"error"`
+}
+
+// change is a changed field of an audit record.
+type change struct {
+	Before, After any
 }
 
 // TestRacingWrites races every pair of the table (see the comment at the top of this
@@ -901,14 +923,15 @@ func TestRacingWrites(t *testing.T) {
 				}
 				rids := [2]string{fmt.Sprintf("race-%d-a", n), fmt.Sprintf("race-%d-b", n)}
 				out, ranOut, held := s.run(t, f, calls, rids, sc)
-				if bad := s.check(t, p, out); len(bad) > 0 {
+				bad := s.check(t, p, out)
+				s.clean(t)
+				if len(bad) > 0 {
 					where := sc.String()
 					if held != "" {
 						where += fmt.Sprintf(" (%.120s)", strings.Join(strings.Fields(held), " "))
 					}
 					t.Fatalf("%s:\n  %s", where, strings.Join(bad, "\n  "))
 				}
-				s.clean(t)
 				return ranOut
 			}
 			for held := 1; held <= 2; held++ {
@@ -994,6 +1017,19 @@ func (s *raceServer) check(t *testing.T, p racePair, out [2]answer) []string {
 		}
 		if want := map[bool]int{true: 1, false: 0}[a.status == 200 && ra.action != ""]; acted != want {
 			bad = append(bad, fmt.Sprintf("%s answered %d and left %d audit records of %s, want %d", name, a.status, acted, ra.action, want))
+		}
+	}
+	if p.chain != "" && out[0].status == 200 && out[1].status == 200 {
+		var ch [2]change
+		for i, a := range out {
+			for _, r := range records[a.rid] {
+				if r.Action == routeAnswers[a.call.route].action {
+					_ = json.Unmarshal(r.Changes[p.chain], &ch[i])
+				}
+			}
+		}
+		if ch[0].Before != ch[1].After && ch[1].Before != ch[0].After {
+			bad = append(bad, fmt.Sprintf("the two %s changes %v and %v: neither saw the other's", p.chain, ch[0], ch[1]))
 		}
 	}
 	if p.one && successes != 1 {
