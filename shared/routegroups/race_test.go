@@ -1036,11 +1036,13 @@ func (s *raceServer) check(t *testing.T, p racePair, out [2]answer) []string {
 		bad = append(bad, fmt.Sprintf("%d of the two succeeded, want exactly one: %d %.200s and %d %.200s",
 			successes, out[0].status, out[0].body, out[1].status, out[1].body))
 	}
-	// A 500 of the spec's own (a picture already deleted) is logged as an error.
-	if len(errs) > 0 && !(out[0].status == 500 || out[1].status == 500) {
+	bad = append(bad, s.invariants(t)...)
+	// A 500 of the spec's own (a picture already deleted) is logged as an error; any
+	// other logged error is a failure, and every one says why when something failed.
+	if len(errs) > 0 && (len(bad) > 0 || !(out[0].status == 500 || out[1].status == 500)) {
 		bad = append(bad, errs...)
 	}
-	return append(bad, s.invariants(t)...)
+	return bad
 }
 
 // raceInvariants is one query listing what breaks the invariants of the database:
