@@ -38,20 +38,31 @@ import (
 // each raced through the handler the local server serves (every group on one mux,
 // real sessions of two full admins, the test's own database and bucket).
 //
+// The pairs: every route that writes (and each detail read that takes an edit lock)
+// has a footprint, the kinds of rows it changes and those it refers to (footprints);
+// two routes conflict when one changes what the other changes or refers to, a route
+// with itself included, and the table has a pair for every two routes that conflict
+// (the test fails on one without). Some route pairs have more than one entry: a row
+// renamed twice and two rows renamed into one name; a permission granted and one
+// taken away while it is deleted.
+//
 // A pair is raced under schedules that interleave its two requests statement by
 // statement, so that a check-then-write gap is hit every run rather than by chance:
-// one request is held before its k-th database statement (each query, batch, BEGIN
-// and COMMIT counts; holdTracer) while the other runs until it has answered or waits
-// on a lock (pg_stat_activity), and is then let go; k runs from 1 until the held
-// request answers before reaching it, each of the two requests being the held one.
-// Then the pair runs twice more with both requests let go at once.
+// one request is held before the k-th database statement of its write (each query,
+// batch and COMMIT after the session's check; holdTracer) while the other runs until
+// it has answered or waits on a lock (pg_stat_activity), and is then let go; k runs
+// from 1 until the held request answers before reaching it, each of the two requests
+// being the held one. A gate then starts both behind the test's own locks on every
+// row of the fixture (gated): the races inside one statement (a snapshot read before a
+// row lock's wait) are hit there. Last, the pair runs twice with both let go at once.
 //
 // After every run: each answer is one the OpenAPI document allows and one the pair
 // lists for the state the other request left (a name race or a double delete has
 // exactly one success), with the route's message; no 5xx but the spec's own (deleting
-// a picture that is not there); exactly one audit record of the route's action for
-// each acknowledged write and none for the others; and the invariants of
-// raceInvariants.
+// a picture that is not there), no error logged but with it; exactly one audit record
+// of the route's action for each acknowledged write and none for the others (two
+// renames of one row: one record's before is the other's after); and the invariants
+// (invariants, raceInvariants).
 
 // holdKey marks a request's context with the hold it obeys.
 type holdKey struct{}
@@ -198,9 +209,8 @@ type fixture struct {
 	n                       int64
 	P, Q, R, S, U, V        int64
 	C, D, E, Rel, Alias     int64
-	uName, vName            string
-	cLast, dLast, eLast     string
-	hasUserPic, hasContPic  bool
+	uName, vName            string // U's and V's usernames
+	cLast, dLast, eLast     string // C's, D's and E's last names (first: Race)
 	roleName, permName, neu string // fresh names of this round
 }
 
@@ -230,7 +240,6 @@ func (s *raceServer) fixture(t *testing.T, n int64, pictures bool) fixture {
 	if pictures {
 		s.picture(t, imageset.Users, f.U)
 		s.picture(t, imageset.Contributors, f.C)
-		f.hasUserPic, f.hasContPic = true, true
 	}
 	return f
 }
@@ -344,12 +353,13 @@ func (sc schedule) String() string {
 	return fmt.Sprintf("%s held before statement %d of its write", [...]string{"", "first", "second"}[sc.held], sc.at)
 }
 
-// waiters is the number of backends of the test's database that wait on a lock.
+// waiters is the number of connections to the test's database that wait on a lock.
 func (s *raceServer) waiters(t *testing.T) int {
 	t.Helper()
 	var n int
 	if err := s.watch.QueryRow(context.Background(), `
-		SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+		SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_type = 'client backend' AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
