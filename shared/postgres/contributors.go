@@ -306,7 +306,7 @@ ORDER BY t.n`, id, texts, languages, sources)
 // before anything else of the edit: a concurrent deletion of one then waits for the
 // edit, or has committed before and the relation's statement finds no such target
 // (400). Without it, a deletion committed between the relation's check of its target
-// and the foreign key check of the row it writes failed that check: a 500.
+// and the foreign key check of the row it writes would fail that check: a 500.
 func queueRelationTargetsLock(b *pgx.Batch, e catalog.ContributorEdit) {
 	var targets []int64
 	for _, r := range e.AddedRelations {

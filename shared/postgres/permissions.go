@@ -92,8 +92,8 @@ func (db *DB) AddPermission(ctx context.Context, in catalog.PermissionInput) (in
 // role (role_permissions cascades). Unknown permission: apperr.NotFound; a built-in
 // permission (one with a key, which the code checks) cannot be deleted:
 // apperr.Forbidden. The row is locked before it is read: of two deletes of one
-// permission, the second waits for the first and then finds nothing (404), where
-// reading it from the statement's snapshot answered both 200.
+// permission, the second waits for the first and then finds nothing (404); read from
+// the statement's snapshot, it would be found and both would answer 200.
 func (db *DB) DeletePermission(ctx context.Context, id int64) error {
 	var builtIn bool
 	err := db.Pool.QueryRow(ctx, `

@@ -323,7 +323,7 @@ var errNoDefaultRole = errors.New("no default role")
 // lock a foreign key check takes, so a concurrent delete of one waits for this
 // transaction (and then removes what it wrote beside the row), or has committed before
 // and the id is reported unknown. Without the lock, a delete between this check and
-// the insert that refers to the row failed the insert's foreign key: a 500. The rows
+// the insert that refers to the row would fail the insert's foreign key: a 500. The rows
 // are locked in id order, as every writer that locks several of them does, so two
 // such writers never wait for each other in a cycle.
 func requireIDs(ctx context.Context, tx pgx.Tx, table string, ids []int64) error {
