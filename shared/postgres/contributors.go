@@ -202,6 +202,7 @@ RETURNING id`
 func (db *DB) EditContributor(ctx context.Context, id, editorID int64, e catalog.ContributorEdit) error {
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
+		queueRelationTargetsLock(b, e)
 		queueContributorFields(b, id, e)
 		queueContributorLinks(b, id, e.Links)
 		queueContributorAliases(b, id, e)
@@ -297,6 +298,25 @@ INSERT INTO contributor_descriptions (contributor_id, description, language, sou
 SELECT $1, t.description, t.language, t.source
 FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(description, language, source, n)
 ORDER BY t.n`, id, texts, languages, sources)
+	}
+}
+
+// queueRelationTargetsLock locks the contributors the edit's added and modified
+// relations point at, FOR KEY SHARE (the lock of a foreign key check) and in id order,
+// before anything else of the edit: a concurrent deletion of one then waits for the
+// edit, or has committed before and the relation's statement finds no such target
+// (400). Without it, a deletion committed between the relation's check of its target
+// and the foreign key check of the row it writes would fail that check: a 500.
+func queueRelationTargetsLock(b *pgx.Batch, e catalog.ContributorEdit) {
+	var targets []int64
+	for _, r := range e.AddedRelations {
+		targets = append(targets, r.RelationID)
+	}
+	for _, r := range e.ModifiedRelations {
+		targets = append(targets, r.RelationID)
+	}
+	if len(targets) > 0 {
+		b.Queue(`SELECT id FROM contributors WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`, targets)
 	}
 }
 

@@ -91,11 +91,13 @@ func (db *DB) AddPermission(ctx context.Context, in catalog.PermissionInput) (in
 // DeletePermission deletes permission id; the same statement removes it from every
 // role (role_permissions cascades). Unknown permission: apperr.NotFound; a built-in
 // permission (one with a key, which the code checks) cannot be deleted:
-// apperr.Forbidden.
+// apperr.Forbidden. The row is locked before it is read: of two deletes of one
+// permission, the second waits for the first and then finds nothing (404); read from
+// the statement's snapshot, it would be found and both would answer 200.
 func (db *DB) DeletePermission(ctx context.Context, id int64) error {
 	var builtIn bool
 	err := db.Pool.QueryRow(ctx, `
-		WITH target AS (SELECT id, key IS NOT NULL AS built_in FROM permissions WHERE id = $1),
+		WITH target AS (SELECT id, key IS NOT NULL AS built_in FROM permissions WHERE id = $1 FOR UPDATE),
 		deleted AS (DELETE FROM permissions WHERE id IN (SELECT id FROM target WHERE NOT built_in))
 		SELECT built_in FROM target`, id).Scan(&builtIn)
 	switch {

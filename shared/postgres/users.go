@@ -318,19 +318,27 @@ func setUserRoles(ctx context.Context, tx pgx.Tx, userID int64, added, removed [
 // errNoDefaultRole is the cause of the 500 when no role is marked default.
 var errNoDefaultRole = errors.New("no default role")
 
-// requireIDs reports apperr.Invalid unless every id names a row of table (a constant).
+// requireIDs reports apperr.Invalid unless every id names a row of table (a constant),
+// and keeps those rows until the transaction ends: it locks them FOR KEY SHARE, the
+// lock a foreign key check takes, so a concurrent delete of one waits for this
+// transaction (and then removes what it wrote beside the row), or has committed before
+// and the id is reported unknown. Without the lock, a delete between this check and
+// the insert that refers to the row would fail the insert's foreign key: a 500. The rows
+// are locked in id order, as every writer that locks several of them does, so two
+// such writers never wait for each other in a cycle.
 func requireIDs(ctx context.Context, tx pgx.Tx, table string, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	var missing bool
+	var found, want int
 	err := tx.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM unnest($1::bigint[]) AS want(id)
-		               WHERE NOT EXISTS (SELECT 1 FROM `+table+` t WHERE t.id = want.id))`, ids).Scan(&missing)
+		WITH locked AS (SELECT id FROM `+table+` WHERE id = ANY($1) ORDER BY id FOR KEY SHARE)
+		SELECT (SELECT count(*) FROM locked), (SELECT count(DISTINCT id) FROM unnest($1::bigint[]) AS want(id))`,
+		ids).Scan(&found, &want)
 	if err != nil {
 		return fmt.Errorf("check %s ids: %w", table, err)
 	}
-	if missing {
+	if found != want {
 		return apperr.Wrap(apperr.Invalid, apperr.MsgMissingParams, fmt.Errorf("unknown %s id in %v", table, ids))
 	}
 	return nil

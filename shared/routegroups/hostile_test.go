@@ -18,6 +18,7 @@ import (
 	"github.com/mediacatalog/service/infra/demo"
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/routegroups"
@@ -35,11 +36,29 @@ type server struct {
 	cookie *http.Cookie // the demo admin's session (every permission)
 	userID int64
 	logs   *errorRecorder
+	// sessions issue the sessions of other users
+	sessions *auth.Sessions
 }
 
 func newServer(t *testing.T, extra map[string]string) *server {
 	t.Helper()
-	db := testenv.NewDemoDB(t)
+	return newServerWith(t, serverOptions{extra: extra})
+}
+
+// serverOptions change what newServerWith builds.
+type serverOptions struct {
+	extra map[string]string // environment beside the defaults
+	db    *testenv.DB       // default: a fresh database with the demo data
+	log   slog.Handler      // default: errors are kept (server.logs)
+}
+
+func newServerWith(t *testing.T, o serverOptions) *server {
+	t.Helper()
+	db := o.db
+	if db == nil {
+		db = testenv.NewDemoDB(t)
+	}
+	extra := o.extra
 	_, stateTable, rateTable := testenv.DynamoTables(t)
 	var h http.Handler
 	cdnSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
@@ -68,7 +87,11 @@ func newServer(t *testing.T, extra map[string]string) *server {
 		t.Fatal(err)
 	}
 	logs := &errorRecorder{}
-	a := app.New(cfg, slog.New(logs))
+	var log slog.Handler = logs
+	if o.log != nil {
+		log = o.log
+	}
+	a := app.New(cfg, slog.New(log))
 	a.Getenv = func(k string) string { return env[k] }
 	a.SetDB(db.DB)
 	ctx := context.Background()
@@ -85,7 +108,8 @@ func newServer(t *testing.T, extra map[string]string) *server {
 		t.Fatal(err)
 	}
 	uid := demo.AdminUserID
-	return &server{h: h, db: db, routes: routes, cookie: testenv.SessionCookie(t, sessions, uid), userID: uid, logs: logs}
+	return &server{h: h, db: db, routes: routes, cookie: testenv.SessionCookie(t, sessions, uid), userID: uid, logs: logs,
+		sessions: sessions}
 }
 
 // errorRecorder is a slog handler that keeps the messages of error records.
