@@ -468,6 +468,7 @@ func TestUnlinkProvider(t *testing.T) {
 		provider string
 		code     apperr.Code // "" for success
 		msg      string
+		session  string // "" for the user's live session
 	}{
 		{name: "password keeps a login method", user: connAlice, provider: "google"},
 		{name: "another provider keeps a login method", setup: `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (2, 'discord', 'd-bob', 'bob')`,
@@ -476,6 +477,8 @@ func TestUnlinkProvider(t *testing.T) {
 		{name: "not linked", user: connAlice, provider: "discord", code: apperr.NotFound, msg: "Provider not linked"},
 		{name: "not linked, no other method", user: connBob, provider: "google", code: apperr.NotFound, msg: "Provider not linked"},
 		{name: "unknown user", user: 999, provider: "google", code: apperr.NotFound, msg: "User not found"},
+		{name: "by a revoked session", user: connAlice, provider: "google", session: aliceRevoked, code: apperr.Unauthorized, msg: "Unauthorized"},
+		{name: "by another user's session", user: connAlice, provider: "google", session: bobSession, code: apperr.Unauthorized, msg: "Unauthorized"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -483,9 +486,17 @@ func TestUnlinkProvider(t *testing.T) {
 			if tc.setup != "" {
 				connExec(t, f.db, tc.setup)
 			}
+			session := map[int64]string{connAlice: aliceSession, connBob: bobSession}[tc.user]
+			if tc.session != "" {
+				session = tc.session
+			}
+			if session == "" {
+				session = aliceSession
+			}
 			before := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
-			err := f.db.UnlinkProvider(ctx, tc.user, tc.provider)
+			err := f.db.UnlinkProvider(ctx, tc.user, session, tc.provider)
 			after := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
+			kept := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_unlinks`)
 			if tc.code == "" {
 				if err != nil {
 					t.Fatalf("UnlinkProvider: %v", err)
@@ -493,7 +504,15 @@ func TestUnlinkProvider(t *testing.T) {
 				if after != before-1 {
 					t.Errorf("connections %d -> %d, want one fewer", before, after)
 				}
+				// The link as it was, with the session that unlinked it.
+				if got := connQuery[string](t, f.db, `SELECT provider || ' ' || provider_user_id || ' ' || unlinked_session::text
+					FROM oauth_unlinks WHERE user_id = $1`, tc.user); got != tc.provider+" "+map[string]string{"google": "g-alice", "github": "gh-bob"}[tc.provider]+" "+session {
+					t.Errorf("unlink kept as %q", got)
+				}
 				return
+			}
+			if kept != 0 {
+				t.Errorf("%d unlinks kept after a refused unlink", kept)
 			}
 			e, ok := apperr.As(err)
 			if !ok || e.Code != tc.code || e.Message != tc.msg {
@@ -513,7 +532,7 @@ func TestUnlinkConcurrentKeepsOneMethod(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, p := range []string{"github", "discord"} {
-		wg.Go(func() { errs[i] = f.db.UnlinkProvider(ctx, connBob, p) })
+		wg.Go(func() { errs[i] = f.db.UnlinkProvider(ctx, connBob, bobSession, p) })
 	}
 	wg.Wait()
 	if left := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections WHERE user_id = 2`); left != 1 {
