@@ -642,6 +642,54 @@ func TestLogoutRestoresOnceFree(t *testing.T) {
 	}
 }
 
+// TestLogoutRacesSignUp: the victim's own login signs a stand-in up through her
+// provider account while the forced logout puts it back to her account. The sign-up
+// (here its rows, in a transaction held open) has inserted the account's link; the
+// logout's insert waits for it, finds the account taken once it commits, and moves it
+// back from the stand-in, never failing on the unique key.
+func TestLogoutRacesSignUp(t *testing.T) {
+	ctx := context.Background()
+	const live = "00000000-0000-4000-8000-00000000000a"
+	db := acctDB(t, nil)
+	acctExec(t, db, `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, 3, now() + interval '1 day')`, live)
+	acctExec(t, db, `INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, linked_at, unlinked_session)
+		VALUES (3, 'google', 'g-3', 'Member', now() - interval '30 days', $1)`, live)
+	signUp, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signUp.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+	for _, sql := range []string{
+		`INSERT INTO users (id, slug, username) VALUES (10, 'member-2', 'member-2')`,
+		`INSERT INTO user_roles VALUES (10, 3)`,
+		`INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (10, 'google', 'g-3', 'Member')`,
+	} {
+		if _, err := signUp.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	var out catalog.Logout
+	go func() {
+		var err error
+		out, err = db.LogoutUser(ctx, 3, 1)
+		done <- err
+	}()
+	waitForLockWaiters(t, db, 1)
+	if err := signUp.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("logout: %v", err)
+	}
+	if len(out.Restored) != 1 || out.Restored[0].Outcome != catalog.RestoreMoved || out.Restored[0].OtherUser != 10 {
+		t.Errorf("restored %+v, want google moved from user 10", out.Restored)
+	}
+	if got := db.Text(t, `SELECT string_agg(user_id::text, ',') FROM oauth_connections WHERE provider_user_id = 'g-3'`); got != "3" {
+		t.Errorf("g-3 linked to %q, want 3", got)
+	}
+}
+
 func TestGrantRole(t *testing.T) {
 	ctx := context.Background()
 	db := acctDB(t, nil)
