@@ -554,7 +554,7 @@ func restoreLink(ctx context.Context, tx pgx.Tx, id int64, l unlinked) (catalog.
 		switch {
 		case owner == id:
 			return catalog.LinkRestored{}, nil
-		case owner == 0 && hasProvider:
+		case hasProvider:
 			r.Outcome = catalog.RestoreAlreadyLinked
 			return r, nil
 		case owner == 0:
@@ -593,30 +593,39 @@ func restoreLink(ctx context.Context, tx pgx.Tx, id int64, l unlinked) (catalog.
 }
 
 // moveLink moves the provider account of l from user w to user id when w is id's
-// owner's stand-in (see restoreLink), under w's row lock. again: the account was no
-// longer w's once w was locked.
+// owner's stand-in (see restoreLink). w's row is locked first, in a statement of its
+// own, so that the check after it sees what a write of w that held it (w's own unlink
+// of the account) committed. again: the account was no longer w's once w was locked.
 func moveLink(ctx context.Context, tx pgx.Tx, id, w int64, l unlinked) (moved, again bool, err error) {
-	var standIn *bool // NULL: the account is no longer w's
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1 FOR UPDATE)`, w).Scan(&exists); err != nil {
+		return false, false, fmt.Errorf("lock user %d: %w", w, err)
+	}
+	if !exists {
+		return false, true, nil // w is gone, and the account with it
+	}
+	var standIn bool
 	err = tx.QueryRow(ctx, `
-		WITH w AS (SELECT id, registered FROM users WHERE id = $1 FOR UPDATE)
-		SELECT (SELECT c.linked_session IS NULL AND c.linked_at = w.registered AND w.registered > $4
-		               AND NOT EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
-		                               WHERE ur.user_id = w.id AND (NOT r.is_default OR r.full_admin))
-		        FROM oauth_connections c WHERE c.provider = $2 AND c.provider_user_id = $3 AND c.user_id = w.id)
-		FROM w`, w, l.Provider, l.ProviderUserID, l.LinkedAt).Scan(&standIn)
+		SELECT c.linked_session IS NULL AND c.linked_at = u.registered AND u.registered > $4
+		       AND NOT EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+		                       WHERE ur.user_id = u.id AND (NOT r.is_default OR r.full_admin))
+		FROM users u JOIN oauth_connections c ON c.user_id = u.id
+		WHERE u.id = $1 AND c.provider = $2 AND c.provider_user_id = $3`, w, l.Provider, l.ProviderUserID, l.LinkedAt).Scan(&standIn)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return false, true, nil // w is gone: the account with it
+		return false, true, nil
 	case err != nil:
 		return false, false, fmt.Errorf("check user %d's %s link: %w", w, l.Provider, err)
-	case standIn == nil:
-		return false, true, nil
-	case !*standIn:
+	case !standIn:
 		return false, false, nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2 AND user_id = $3`,
-		l.Provider, l.ProviderUserID, w); err != nil {
+	tag, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2 AND user_id = $3`,
+		l.Provider, l.ProviderUserID, w)
+	if err != nil {
 		return false, false, fmt.Errorf("take %s from user %d: %w", l.Provider, w, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return false, true, nil
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username,

@@ -488,7 +488,7 @@ func TestLogoutUndoesSessionChanges(t *testing.T) {
 	tests := []struct {
 		name     string
 		password bool
-		links    []string // provider:session, in link order
+		links    []string // provider[/account]:session, in link order (the account: provider-3)
 		unlinks  []string // provider:linked-by:unlinked-by, in unlink order
 		jane     int
 		removed  []string
@@ -521,6 +521,8 @@ func TestLogoutUndoesSessionChanges(t *testing.T) {
 			removed: []string{"github"}, restored: []string{"google:linked_elsewhere"}, left: "", pending: 1, janeLeft: "google"},
 		{name: "an account it was linked to keeps it", unlinks: []string{"google::live"}, jane: janeLinkedIt,
 			restored: []string{"google:linked_elsewhere"}, left: "", pending: 1, janeLeft: "google"},
+		{name: "another account of the provider is linked", links: []string{"google/google-other:"}, unlinks: []string{"google::live"}, jane: standIn,
+			restored: []string{"google:already_linked"}, left: "google", pending: 1, janeLeft: "google"},
 		{name: "no links", left: ""},
 	}
 	for _, tc := range tests {
@@ -536,8 +538,12 @@ func TestLogoutUndoesSessionChanges(t *testing.T) {
 			sessions := map[string]any{"": nil, "live": live, "old": old, "expired": expired}
 			for i, l := range tc.links {
 				provider, session, _ := strings.Cut(l, ":")
+				provider, account, ok := strings.Cut(provider, "/")
+				if !ok {
+					account = provider + "-3"
+				}
 				acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, linked_at, linked_session)
-					VALUES (3, $1, $1 || '-3', $1 || ' name', now() - make_interval(mins => 10 - $2::int), $3::uuid)`, provider, i, sessions[session])
+					VALUES (3, $1, $4, $1 || ' name', now() - make_interval(mins => 10 - $2::int), $3::uuid)`, provider, i, sessions[session], account)
 			}
 			for i, u := range tc.unlinks {
 				parts := strings.Split(u, ":")
