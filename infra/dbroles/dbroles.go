@@ -25,7 +25,7 @@ import (
 
 // accountTables are the accounts and sessions: the reader, whose functions serve the
 // public catalog, cannot read them.
-var accountTables = []string{"users", "sessions", "oauth_connections", "user_roles", "roles", "permissions", "role_permissions"}
+var accountTables = []string{"users", "sessions", "oauth_connections", "oauth_unlinks", "user_roles", "roles", "permissions", "role_permissions"}
 
 // Roles names the three roles and, optionally, their passwords (empty: left as is).
 type Roles struct {

@@ -194,6 +194,7 @@ func TestRoles(t *testing.T) {
 		{"reader reads the catalog", reader, "SELECT count(*) FROM series", true},
 		{"reader cannot read accounts", reader, "SELECT count(*) FROM users", false},
 		{"reader cannot read sessions", reader, "SELECT count(*) FROM sessions", false},
+		{"reader cannot read unlinked provider accounts", reader, "SELECT count(*) FROM oauth_unlinks", false},
 		{"reader cannot insert", reader, "INSERT INTO clients (id, name) VALUES (9001, 'x')", false},
 		{"reader cannot update", reader, "UPDATE tags SET name = name", false},
 		{"reader cannot delete", reader, "DELETE FROM sessions", false},

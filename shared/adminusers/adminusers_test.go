@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mediacatalog/service/infra/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
@@ -251,6 +252,53 @@ func TestGetUser(t *testing.T) {
 	roles, _ := u["roles"].([]any)
 	if len(roles) != 1 || roles[0].(map[string]any)["name"] != "editor" {
 		t.Errorf("roles %v, want editor", u["roles"])
+	}
+}
+
+// TestUserDetailListsLinks: the detail lists the user's linked providers (provider,
+// provider_username, linked_at, and whether a session linked it, which a forced
+// logout would remove), so an admin sees what a forced logout will leave; a user
+// without any has an empty list.
+func TestUserDetailListsLinks(t *testing.T) {
+	s := newServer(t)
+	s.DB.Exec(t, `DELETE FROM oauth_connections WHERE user_id IN (2, 3)`)
+	s.DB.Exec(t, `INSERT INTO sessions (id, user_id, expires_at) VALUES ('00000000-0000-4000-8000-0000000000c1', 3, now() + interval '1 day')`)
+	s.DB.Exec(t, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, provider_email, linked_at, linked_session) VALUES
+		(3, 'google', 'g-3', 'Member M', 'member@example.com', '2026-01-02T03:04:05Z', NULL),
+		(3, 'github', 'gh-3', 'mallory', NULL, '2026-02-03T04:05:06Z', '00000000-0000-4000-8000-0000000000c1')`)
+	tests := []struct {
+		id   int64
+		want string
+	}{
+		{3, `[{"by_session":true,"linked_at":"2026-02-03T04:05:06Z","provider":"github","provider_username":"mallory"},` +
+			`{"by_session":false,"linked_at":"2026-01-02T03:04:05Z","provider":"google","provider_username":"Member M"}]`},
+		{2, `[]`},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.id), func(t *testing.T) {
+			status, body := s.Do(t, http.MethodGet, fmt.Sprintf("/admin-users/id/%d", tc.id), nil, s.Admin)
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %s", status, body)
+			}
+			var u map[string]json.RawMessage
+			if err := json.Unmarshal(body, &u); err != nil {
+				t.Fatal(err)
+			}
+			var links []map[string]any
+			if err := json.Unmarshal(u["linked_providers"], &links); err != nil || links == nil {
+				t.Fatalf("linked_providers %s: %v (detail %s)", u["linked_providers"], err, body)
+			}
+			for _, l := range links {
+				at, err := time.Parse(time.RFC3339, fmt.Sprint(l["linked_at"]))
+				if err != nil {
+					t.Fatalf("linked_at %v: %v", l["linked_at"], err)
+				}
+				l["linked_at"] = at.UTC().Format(time.RFC3339)
+			}
+			if got, _ := json.Marshal(links); string(got) != tc.want {
+				t.Errorf("linked_providers %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
 

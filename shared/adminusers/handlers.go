@@ -166,9 +166,12 @@ func handleDeleteUser(store Store, images Images) http.Handler {
 }
 
 // handleLogoutUser answers POST /admin-users/logout/{id}: every session of the user is
-// revoked, so their refresh tokens stop working at once, and the provider links those
-// sessions made are removed (but the account's last way to log in), each with a
-// user.unlink record.
+// revoked, so their refresh tokens stop working at once, and what revoked sessions did
+// to the account's provider links is undone (postgres.DB.LogoutUser): the links they
+// made are removed, each a user.unlink record, and the links they unlinked are put
+// back, each a user.restore-link record (a link moved back from another user is also
+// a user.unlink record of that user). The user.logout record lists what it removed and
+// put back and the ways to log in left.
 func handleLogoutUser(store Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := httpapi.PathInt(r, "id")
@@ -182,14 +185,37 @@ func handleLogoutUser(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		var kept []slog.Attr
-		if out.Kept != nil {
-			kept = append(kept, slog.String("kept_link", out.Kept.Provider))
+		removed, restored := []string{}, []string{}
+		for _, l := range out.Removed {
+			removed = append(removed, l.Provider)
 		}
-		audit.Record(r.Context(), "user.logout", "user", id, kept...)
+		for _, l := range out.Restored {
+			if l.Outcome == catalog.RestoreRestored || l.Outcome == catalog.RestoreMoved {
+				restored = append(restored, l.Provider)
+			}
+		}
+		left := out.Left
+		if left == nil {
+			left = []string{}
+		}
+		audit.Record(r.Context(), "user.logout", "user", id, slog.Any("removed_links", removed),
+			slog.Any("restored_links", restored), slog.Any("login_methods", left))
 		for _, l := range out.Removed {
 			audit.Record(r.Context(), "user.unlink", "user", id, slog.String("provider", l.Provider),
 				slog.String("provider_username", l.ProviderUsername), slog.String("by", "logout"))
+		}
+		for _, l := range out.Restored {
+			attrs := []slog.Attr{slog.String("provider", l.Provider), slog.String("provider_username", l.ProviderUsername),
+				slog.String("by", "logout"), slog.String("outcome", l.Outcome)}
+			if l.OtherUser != 0 {
+				attrs = append(attrs, slog.Int64("other_user", l.OtherUser))
+			}
+			audit.Record(r.Context(), "user.restore-link", "user", id, attrs...)
+			if l.Outcome == catalog.RestoreMoved {
+				audit.Record(r.Context(), "user.unlink", "user", l.OtherUser, slog.String("provider", l.Provider),
+					slog.String("provider_username", l.ProviderUsername), slog.String("by", "logout"),
+					slog.Int64("moved_to_user", id))
+			}
 		}
 		httpapi.OK(w, r, MsgUserLoggedOut)
 	})

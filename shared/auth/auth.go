@@ -1,10 +1,10 @@
 // Package auth is the service's access control: sessions backed by signed tokens, the
 // authenticated Principal, and the middleware that demands a permission.
 //
-// A login (the OAuth callback, or the operators' token command) calls Sessions.Issue,
-// which starts a session row and signs two HS256 JWTs for it: a refresh token, set as
-// the refreshToken cookie, and a short-lived access token, set as the accessToken
-// cookie for the frontend. The API authenticates with the refreshToken cookie only:
+// A login (the OAuth callback through Sessions.IssueLogin, or the operators' token
+// command through Sessions.Issue) starts a session row and signs two HS256 JWTs for
+// it: a refresh token, set as the refreshToken cookie, and a short-lived access token,
+// set as the accessToken cookie for the frontend. The API authenticates with the refreshToken cookie only:
 // each request verifies its signature and expiry, then loads the user, the live
 // session and the user's permissions in one query, so revoking the session (a forced
 // logout) or deleting the user takes effect at once.

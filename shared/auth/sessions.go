@@ -33,6 +33,10 @@ type Store interface {
 	// CreateSession starts a session of userID until expiresAt and returns its id (a
 	// UUID); an unknown user is apperr.NotFound.
 	CreateSession(ctx context.Context, userID int64, expiresAt time.Time) (string, error)
+	// CreateLoginSession is CreateSession for a login through the provider account
+	// acct: catalog.ErrLoginMoved when the account is no longer linked to userID once
+	// the session would start (a forced logout removed the link meanwhile).
+	CreateLoginSession(ctx context.Context, userID int64, acct catalog.ProviderAccount, expiresAt time.Time) (string, error)
 	// SessionUser loads userID with their permissions if sessionID is their live
 	// session: apperr.NotFound for a missing user, apperr.Unauthorized for a session
 	// that is unknown, revoked or expired.
@@ -96,12 +100,27 @@ type claims struct {
 	Type      string `json:"typ"`
 }
 
-// Issue starts a session of userID and signs its refresh and access tokens. It is the
-// one way to log a user in; an unknown user is apperr.NotFound.
+// Issue starts a session of userID and signs its refresh and access tokens: the
+// operators' login (infra/cmd/token). An unknown user is apperr.NotFound.
 func (s *Sessions) Issue(ctx context.Context, userID int64) (Tokens, error) {
+	return s.issue(userID, func(exp time.Time) (string, error) { return s.store.CreateSession(ctx, userID, exp) })
+}
+
+// IssueLogin is Issue for a login through the provider account acct, found linked to
+// userID: catalog.ErrLoginMoved when the link is gone by the time the session starts
+// (see Store.CreateLoginSession), so a login that raced a forced logout never starts
+// a session the logout did not see.
+func (s *Sessions) IssueLogin(ctx context.Context, userID int64, acct catalog.ProviderAccount) (Tokens, error) {
+	return s.issue(userID, func(exp time.Time) (string, error) {
+		return s.store.CreateLoginSession(ctx, userID, acct, exp)
+	})
+}
+
+// issue starts a session with start and signs its tokens.
+func (s *Sessions) issue(userID int64, start func(expires time.Time) (string, error)) (Tokens, error) {
 	now := s.now().Truncate(time.Second) // JWT times have whole seconds
 	t := Tokens{RefreshExpires: now.Add(s.refreshTTL), AccessExpires: now.Add(s.accessTTL)}
-	sid, err := s.store.CreateSession(ctx, userID, t.RefreshExpires)
+	sid, err := start(t.RefreshExpires)
 	if err != nil {
 		return Tokens{}, err
 	}

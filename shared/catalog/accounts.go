@@ -66,6 +66,8 @@ type User struct {
 	Roles        []UserDetailRole `json:"roles"`
 	// LoggedIn reports whether the user has a live (unrevoked, unexpired) session.
 	LoggedIn bool `json:"logged_in"`
+	// LinkedProviders are the provider accounts the user logs in with, by provider.
+	LinkedProviders []UserLink `json:"linked_providers"`
 }
 
 // Orders of the user list; name is the username.

@@ -15,10 +15,10 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
-// LinkSignInWindow is how recent the sign-in of the session that starts a link must
-// be. A linked provider logs the account in, so linking is as strong as a password
-// change: a session cookie alone, stolen and replayed for up to its 30 days, must not
-// be enough. The window is the state token's lifetime: a user links a provider right
+// LinkSignInWindow is how recent the sign-in of the session that starts a link, or
+// unlinks a provider, must be. A linked provider logs the account in, so linking and
+// unlinking are as strong as a password change: a session cookie alone, stolen and
+// replayed for up to its 30 days, must not be enough. The window is the state token's lifetime: a user links a provider right
 // after signing in (the frontend sends them through a login first), and an intruder
 // with a stolen cookie has at most that long after the victim's sign-in.
 const LinkSignInWindow = StateTTL

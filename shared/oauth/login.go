@@ -1,12 +1,15 @@
 package oauth
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 
 	"github.com/mediacatalog/service/shared/audit"
+	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -56,13 +59,9 @@ func loginCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store
 	if cerr != nil {
 		return cerr
 	}
-	login, err := store.OAuthLogin(r.Context(), acct)
+	login, tokens, err := logIn(r.Context(), store, sessions, acct)
 	if err != nil {
 		return fail(ReasonServerError, err)
-	}
-	tokens, err := sessions.Issue(r.Context(), login.UserID)
-	if err != nil {
-		return fail(ReasonServerError, fmt.Errorf("log in user %d: %w", login.UserID, err))
 	}
 	sessions.SetCookies(w, tokens)
 	if login.Created {
@@ -71,4 +70,26 @@ func loginCallback(w http.ResponseWriter, r *http.Request, f *flows, store Store
 			slog.String("provider_username", acct.Username))
 	}
 	return nil
+}
+
+// loginAttempts bounds the lookups of a login whose link a forced logout removed
+// between the lookup and the session's start; the next lookup finds the account
+// unlinked (a sign-up) or linked to its new user.
+const loginAttempts = 3
+
+// logIn finds or creates the provider account's user and starts their session.
+func logIn(ctx context.Context, store Store, sessions Sessions, acct catalog.ProviderAccount) (catalog.OAuthLogin, auth.Tokens, error) {
+	for attempt := 1; ; attempt++ {
+		login, err := store.OAuthLogin(ctx, acct)
+		if err != nil {
+			return catalog.OAuthLogin{}, auth.Tokens{}, err
+		}
+		tokens, err := sessions.IssueLogin(ctx, login.UserID, acct)
+		if err == nil {
+			return login, tokens, nil
+		}
+		if !errors.Is(err, catalog.ErrLoginMoved) || attempt == loginAttempts {
+			return catalog.OAuthLogin{}, auth.Tokens{}, fmt.Errorf("log in user %d: %w", login.UserID, err)
+		}
+	}
 }

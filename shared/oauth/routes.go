@@ -5,7 +5,8 @@
 //
 // A flow starts at GET /auth/oauth/{provider} (login) or /auth/oauth/link/{provider}
 // (link, with the refreshToken cookie of a session signed in within LinkSignInWindow;
-// the link records the session, which a forced logout's revocation undoes). The start stores a state token in DynamoDB,
+// the link records the session, which a forced logout's revocation undoes; an unlink
+// needs the same recent sign-in and is undone the same way). The start stores a state token in DynamoDB,
 // bound to the provider, the flow, the user in the link flow, and the PKCE verifier;
 // it expires after 10 minutes and is consumed once. The browser gets a state cookie
 // (__Host-oauth_state, HttpOnly, Secure, SameSite=Lax, Path=/, 10 minutes; on the
@@ -40,15 +41,18 @@ type Store interface {
 	// Connections lists the user's linked provider accounts.
 	Connections(ctx context.Context, userID int64) ([]catalog.Connection, error)
 	// UnlinkProvider removes the user's connection to provider when a login method
-	// remains.
-	UnlinkProvider(ctx context.Context, userID int64, provider string) error
+	// remains, recording the session that unlinked it (apperr.Unauthorized when that
+	// session is no longer live).
+	UnlinkProvider(ctx context.Context, userID int64, sessionID, provider string) error
 }
 
 // Sessions authenticates the refreshToken cookie and logs users in; *auth.Sessions
 // satisfies it.
 type Sessions interface {
 	Authenticate(r *http.Request) (auth.Principal, error)
-	Issue(ctx context.Context, userID int64) (auth.Tokens, error)
+	// IssueLogin logs the user in through the provider account: catalog.ErrLoginMoved
+	// when the account is no longer linked to the user by then.
+	IssueLogin(ctx context.Context, userID int64, acct catalog.ProviderAccount) (auth.Tokens, error)
 	SetCookies(w http.ResponseWriter, t auth.Tokens)
 }
 
@@ -104,6 +108,6 @@ func Routes(d Deps) []httpapi.Route {
 		{Pattern: "GET /auth/oauth/link/{provider}", Handler: limit(handleLinkStart(f, d.Sessions))},
 		{Pattern: "GET /auth/oauth/link/{provider}/callback", Handler: limit(handleLinkCallback(f, d.Store, d.Sessions))},
 		{Pattern: "GET /auth/oauth/connections", Handler: limit(handleConnections(d.Store, d.Sessions))},
-		{Pattern: "DELETE /auth/oauth/unlink/{provider}", Handler: limit(handleUnlink(d.Store, d.Sessions))},
+		{Pattern: "DELETE /auth/oauth/unlink/{provider}", Handler: limit(handleUnlink(f, d.Store, d.Sessions))},
 	}
 }

@@ -283,41 +283,61 @@ func (db *DB) Connections(ctx context.Context, userID int64) ([]catalog.Connecti
 	return conns, nil
 }
 
-// UnlinkProvider removes user userID's connection to provider. It is allowed while the
-// user keeps a way to log in: a password or another linked provider; otherwise it is
-// apperr.Invalid "Cannot unlink the only login method". A provider that is not linked
-// is apperr.NotFound "Provider not linked"; an unknown user apperr.NotFound "User not
-// found". Unlinks of one user take turns (the user's row is locked), so two concurrent
-// unlinks cannot together remove the last login method.
-func (db *DB) UnlinkProvider(ctx context.Context, userID int64, provider string) error {
+// UnlinkProvider removes user userID's connection to provider, as their session
+// sessionID (a UUID) asks, and keeps the link as it was in oauth_unlinks with that
+// session, so that a forced logout that revokes the session puts it back
+// (LogoutUser). It is allowed while the user keeps a way to log in: a password or
+// another linked provider; otherwise it is apperr.Invalid "Cannot unlink the only
+// login method". A provider that is not linked is apperr.NotFound "Provider not
+// linked"; an unknown user apperr.NotFound "User not found"; a session that is no
+// longer live (revoked by a forced logout meanwhile) apperr.Unauthorized. Unlinks of
+// one user take turns (the user's row is locked), so two concurrent unlinks cannot
+// together remove the last login method, and a forced logout either waits for the
+// unlink and puts the link back, or has revoked the session before it looks.
+func (db *DB) UnlinkProvider(ctx context.Context, userID int64, sessionID, provider string) error {
 	return db.inTx(ctx, func(tx pgx.Tx) error {
 		// Lock the user first, in a statement of its own: under READ COMMITTED the next
 		// statement's snapshot is taken after the lock is granted, so it sees the
-		// connections a concurrent unlink of the same user has just removed. (Counting
-		// in the locking statement would count from before the wait, and two racing
-		// unlinks could each leave the other as the last login method.)
-		var hasPassword, linked bool
+		// connections a concurrent unlink of the same user has just removed, and the
+		// session a concurrent logout has just revoked. (Counting in the locking
+		// statement would count from before the wait, and two racing unlinks could
+		// each leave the other as the last login method.)
+		var hasPassword, live, linked bool
 		var others int64
 		err := tx.QueryRow(ctx, `SELECT password_hash IS NOT NULL FROM users WHERE id = $1 FOR UPDATE`,
 			userID).Scan(&hasPassword)
 		if err == nil {
 			err = tx.QueryRow(ctx, `
-				SELECT EXISTS (SELECT 1 FROM oauth_connections WHERE user_id = $1 AND provider = $2),
+				SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $3::uuid AND user_id = $1
+				               AND revoked_at IS NULL AND expires_at > now()),
+				       EXISTS (SELECT 1 FROM oauth_connections WHERE user_id = $1 AND provider = $2),
 				       (SELECT count(*) FROM oauth_connections WHERE user_id = $1 AND provider <> $2)`,
-				userID, provider).Scan(&linked, &others)
+				userID, provider, sessionID).Scan(&live, &linked, &others)
 		}
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
 		case err != nil:
 			return fmt.Errorf("load login methods of user %d: %w", userID, err)
+		case !live:
+			return apperr.Wrap(apperr.Unauthorized, apperr.MsgUnauthorized,
+				fmt.Errorf("unlink by session %s of user %d, which is not live", sessionID, userID))
 		case !linked:
 			return apperr.New(apperr.NotFound, catalog.MsgProviderNotLinked)
 		case !hasPassword && others == 0:
 			return apperr.New(apperr.Invalid, catalog.MsgOnlyLoginMethod)
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE user_id = $1 AND provider = $2`,
-			userID, provider); err != nil {
+		if _, err := tx.Exec(ctx, `
+			WITH gone AS (
+				DELETE FROM oauth_connections WHERE user_id = $1 AND provider = $2
+				RETURNING user_id, provider, provider_user_id, provider_username, provider_email,
+				          provider_avatar, linked_at, linked_session
+			)
+			INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, provider_email,
+			                           provider_avatar, linked_at, linked_session, unlinked_session)
+			SELECT user_id, provider, provider_user_id, provider_username, provider_email,
+			       provider_avatar, linked_at, linked_session, $3::uuid
+			FROM gone`, userID, provider, sessionID); err != nil {
 			return fmt.Errorf("unlink %s from user %d: %w", provider, userID, err)
 		}
 		return nil

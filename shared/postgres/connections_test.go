@@ -468,6 +468,7 @@ func TestUnlinkProvider(t *testing.T) {
 		provider string
 		code     apperr.Code // "" for success
 		msg      string
+		session  string // "" for the user's live session
 	}{
 		{name: "password keeps a login method", user: connAlice, provider: "google"},
 		{name: "another provider keeps a login method", setup: `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (2, 'discord', 'd-bob', 'bob')`,
@@ -476,6 +477,8 @@ func TestUnlinkProvider(t *testing.T) {
 		{name: "not linked", user: connAlice, provider: "discord", code: apperr.NotFound, msg: "Provider not linked"},
 		{name: "not linked, no other method", user: connBob, provider: "google", code: apperr.NotFound, msg: "Provider not linked"},
 		{name: "unknown user", user: 999, provider: "google", code: apperr.NotFound, msg: "User not found"},
+		{name: "by a revoked session", user: connAlice, provider: "google", session: aliceRevoked, code: apperr.Unauthorized, msg: "Unauthorized"},
+		{name: "by another user's session", user: connAlice, provider: "google", session: bobSession, code: apperr.Unauthorized, msg: "Unauthorized"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -483,9 +486,17 @@ func TestUnlinkProvider(t *testing.T) {
 			if tc.setup != "" {
 				connExec(t, f.db, tc.setup)
 			}
+			session := map[int64]string{connAlice: aliceSession, connBob: bobSession}[tc.user]
+			if tc.session != "" {
+				session = tc.session
+			}
+			if session == "" {
+				session = aliceSession
+			}
 			before := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
-			err := f.db.UnlinkProvider(ctx, tc.user, tc.provider)
+			err := f.db.UnlinkProvider(ctx, tc.user, session, tc.provider)
 			after := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections`)
+			kept := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_unlinks`)
 			if tc.code == "" {
 				if err != nil {
 					t.Fatalf("UnlinkProvider: %v", err)
@@ -493,7 +504,15 @@ func TestUnlinkProvider(t *testing.T) {
 				if after != before-1 {
 					t.Errorf("connections %d -> %d, want one fewer", before, after)
 				}
+				// The link as it was, with the session that unlinked it.
+				if got := connQuery[string](t, f.db, `SELECT provider || ' ' || provider_user_id || ' ' || unlinked_session::text
+					FROM oauth_unlinks WHERE user_id = $1`, tc.user); got != tc.provider+" "+map[string]string{"google": "g-alice", "github": "gh-bob"}[tc.provider]+" "+session {
+					t.Errorf("unlink kept as %q", got)
+				}
 				return
+			}
+			if kept != 0 {
+				t.Errorf("%d unlinks kept after a refused unlink", kept)
 			}
 			e, ok := apperr.As(err)
 			if !ok || e.Code != tc.code || e.Message != tc.msg {
@@ -513,7 +532,7 @@ func TestUnlinkConcurrentKeepsOneMethod(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, p := range []string{"github", "discord"} {
-		wg.Go(func() { errs[i] = f.db.UnlinkProvider(ctx, connBob, p) })
+		wg.Go(func() { errs[i] = f.db.UnlinkProvider(ctx, connBob, bobSession, p) })
 	}
 	wg.Wait()
 	if left := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections WHERE user_id = 2`); left != 1 {
@@ -580,5 +599,108 @@ func TestLinkDuringLogout(t *testing.T) {
 	}
 	if n := connQuery[int64](t, f.db, `SELECT count(*) FROM oauth_connections WHERE provider = 'discord'`); n != 0 {
 		t.Errorf("%d discord links after the logout", n)
+	}
+}
+
+// TestLogoutRacesAccountChanges: a forced logout against a concurrent link, unlink or
+// login of the session it revokes (an intruder's copy of the victim's cookie), in both
+// orders. A blocking transaction holds the victim's row, as a write of theirs would;
+// the two writes queue behind it in the order given, and it lets them go. Whichever
+// goes first, the victim (bob, who signed up with GitHub) is left with his own GitHub
+// and no live session: a link waits and is undone, or finds its session revoked; an
+// unlink waits and is undone, or is refused; a login through the intruder's link (found
+// before the logout) starts a session the logout revokes, or finds the link gone.
+func TestLogoutRacesAccountChanges(t *testing.T) {
+	ctx := context.Background()
+	mallory := catalog.ProviderAccount{Provider: "discord", ProviderUserID: "d-mallory", Username: "mallory"}
+	ops := []struct {
+		name  string
+		setup bool // the intruder's discord is linked by bob's session before
+		do    func(db *postgres.DB) error
+		late  func(err error) bool // the op's error when the logout went first
+	}{
+		{"link", false, func(db *postgres.DB) error { return db.LinkProvider(ctx, connBob, bobSession, mallory) },
+			func(err error) bool { return apperr.CodeOf(err) == apperr.Unauthorized }},
+		{"unlink", true, func(db *postgres.DB) error { return db.UnlinkProvider(ctx, connBob, bobSession, "github") },
+			func(err error) bool { return apperr.CodeOf(err) == apperr.Unauthorized }},
+		{"login", true, func(db *postgres.DB) error {
+			_, err := db.CreateLoginSession(ctx, connBob, mallory, time.Now().Add(time.Hour))
+			return err
+		}, func(err error) bool { return errors.Is(err, catalog.ErrLoginMoved) }},
+	}
+	for _, op := range ops {
+		for _, logoutFirst := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, logout first %v", op.name, logoutFirst), func(t *testing.T) {
+				f := newConnFixture(t)
+				if op.setup {
+					if err := f.db.LinkProvider(ctx, connBob, bobSession, mallory); err != nil {
+						t.Fatal(err)
+					}
+				}
+				blocker, err := f.db.Pool.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer blocker.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+				if _, err := blocker.Exec(ctx, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, connBob); err != nil {
+					t.Fatal(err)
+				}
+				opDone, logoutDone := make(chan error, 1), make(chan error, 1)
+				runOp := func() { go func() { opDone <- op.do(f.db.DB) }() }
+				runLogout := func() {
+					go func() {
+						_, err := f.db.LogoutUser(ctx, connBob, connAlice)
+						logoutDone <- err
+					}()
+				}
+				first, second := runOp, runLogout
+				if logoutFirst {
+					first, second = runLogout, runOp
+				}
+				first()
+				waitForLockWaiters(t, f.db, 1)
+				second()
+				waitForLockWaiters(t, f.db, 2)
+				if err := blocker.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-logoutDone; err != nil {
+					t.Fatalf("logout: %v", err)
+				}
+				opErr := <-opDone
+				switch {
+				case logoutFirst && !op.late(opErr):
+					t.Errorf("%s after the logout: %v", op.name, opErr)
+				case !logoutFirst && opErr != nil:
+					t.Errorf("%s before the logout: %v", op.name, opErr)
+				}
+				if got := connQuery[string](t, f.db, `SELECT string_agg(provider_user_id, ',' ORDER BY provider) FROM oauth_connections WHERE user_id = $1`, connBob); got != "gh-bob" {
+					t.Errorf("bob's links %q, want his own gh-bob", got)
+				}
+				if n := connQuery[int64](t, f.db, `SELECT count(*) FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`, connBob); n != 0 {
+					t.Errorf("%d live sessions of bob after the logout", n)
+				}
+			})
+		}
+	}
+}
+
+// waitForLockWaiters waits until n backends of the test's database wait for a lock.
+func waitForLockWaiters(t *testing.T, db *testenv.DB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d backends wait for a lock after 10 s, want %d", waiting, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

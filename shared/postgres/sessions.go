@@ -38,6 +38,44 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, expiresAt time.Ti
 	return id, nil
 }
 
+// CreateLoginSession is CreateSession for a login through the provider account acct,
+// which OAuthLogin found linked to userID: the session starts only if the account is
+// still linked to the user once the user's row is locked (shared, as LinkProvider
+// locks it). A forced logout locks the row for update, so the two take turns: a
+// login that locked first gets a session the logout then revokes; one that waited
+// finds the link the logout removed gone, and is catalog.ErrLoginMoved (the caller
+// looks the account up again). Without the lock, a login that found the link before a
+// logout removed it would start its session after the logout, alive. An unknown user
+// is apperr.NotFound.
+func (db *DB) CreateLoginSession(ctx context.Context, userID int64, acct catalog.ProviderAccount, expiresAt time.Time) (string, error) {
+	var id string
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		var exists bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1 FOR SHARE)`, userID).Scan(&exists)
+		switch {
+		case err != nil:
+			return fmt.Errorf("lock user %d to log in: %w", userID, err)
+		case !exists:
+			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
+		}
+		// A statement of its own, after the lock: its snapshot sees what a logout that
+		// held the row has committed.
+		err = tx.QueryRow(ctx, `
+			INSERT INTO sessions (user_id, expires_at)
+			SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM oauth_connections
+			                            WHERE provider = $3 AND provider_user_id = $4 AND user_id = $1)
+			RETURNING id::text`, userID, expiresAt, acct.Provider, acct.ProviderUserID).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("log user %d in through %s account %s: %w", userID, acct.Provider, acct.ProviderUserID, catalog.ErrLoginMoved)
+		}
+		if err != nil {
+			return fmt.Errorf("create session of user %d: %w", userID, err)
+		}
+		return nil
+	})
+	return id, err
+}
+
 // SessionUser loads, in one query, user userID with the keys of the built-in
 // permissions of all their roles (the immutable identity the code checks, never the
 // editable name), provided sessionID (a UUID) is a live session of theirs, and the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -136,8 +137,8 @@ func userFilter(q catalog.UserQuery) (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
-// User returns the detail of user id: their roles and whether they have a live
-// session, in one query. The same statement takes or refreshes the user's edit lock as
+// User returns the detail of user id: their roles, whether they have a live session
+// and their linked providers, in one query. The same statement takes or refreshes the user's edit lock as
 // lock asks (see lockCTE); the zero LockRequest only reads.
 func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error) {
 	sql := `
@@ -146,7 +147,13 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 		       coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name, 'description', r.description)
 		                          ORDER BY r.name, r.id) FILTER (WHERE r.id IS NOT NULL), '[]') AS roles,
 		       EXISTS (SELECT 1 FROM sessions s
-		               WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now()) AS logged_in
+		               WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now()) AS logged_in,
+		       (SELECT coalesce(jsonb_agg(jsonb_build_object('provider', c.provider,
+		                                                     'provider_username', c.provider_username,
+		                                                     'linked_at', c.linked_at,
+		                                                     'by_session', c.linked_session IS NOT NULL)
+		                                  ORDER BY c.provider), '[]')
+		        FROM oauth_connections c WHERE c.user_id = u.id) AS linked_providers
 		FROM users u
 		LEFT JOIN user_roles ur ON ur.user_id = u.id
 		LEFT JOIN roles r ON r.id = ur.role_id
@@ -389,14 +396,27 @@ func mayActOn(ctx context.Context, tx pgx.Tx, id, actorID int64) (actor, bool, e
 	return a, admins, nil
 }
 
-// LogoutUser revokes every live session of user id, as actorID asks, so their refresh
-// tokens stop working at once, and removes the provider links those sessions made
-// (LinkProvider), so that whoever held one cannot log in again through a provider it
-// linked; it returns the links removed and the one kept. The account's last way to log
-// in stays: when the user has no password and those links are all they have, the
-// earliest of them is kept. Unlinks of the user wait for it (the user's row is
-// locked, as UnlinkProvider locks it). Unknown user: apperr.NotFound; a full admin
-// logged out by someone who is not one: apperr.Forbidden.
+// LogoutUser revokes every session of user id, as actorID asks, so their refresh
+// tokens stop working at once, and undoes what revoked sessions (this logout's and
+// earlier ones') did to the account's provider links, so that whoever held one of
+// them cannot log in again through a provider they linked, nor keep the owner out by
+// an unlink:
+//
+//   - every link a revoked session made (LinkProvider) is removed, even when it is the
+//     account's last way to log in: that is what a stolen cookie would leave behind;
+//   - every link a revoked session unlinked (UnlinkProvider) is put back, unless a
+//     revoked session had made it too. Where the provider account is meanwhile linked
+//     to another user, it moves back only when it signed that user up after it was
+//     linked here and that user holds nothing but the default role (the owner's own
+//     stand-in account, made because their login stopped reaching this one; see
+//     restoreLink); otherwise the other user keeps it and the link stays pending,
+//     for a later logout once the account is free.
+//
+// It returns what it removed and put back and the ways to log in left. Unlinks and
+// links of the user wait for it, and logins through a provider take turns with it
+// (the user's row is locked: UnlinkProvider, LinkProvider, CreateLoginSession).
+// Unknown user: apperr.NotFound; a full admin logged out by someone who is not one:
+// apperr.Forbidden.
 func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) (catalog.Logout, error) {
 	var out catalog.Logout
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
@@ -412,53 +432,217 @@ func (db *DB) LogoutUser(ctx context.Context, id, actorID int64) (catalog.Logout
 		case err != nil:
 			return fmt.Errorf("log out user %d: %w", id, err)
 		}
+		// Every session, expired ones too: a session that made a change and expired
+		// unrevoked is undone like the others.
+		if _, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, id); err != nil {
+			return fmt.Errorf("revoke the sessions of user %d: %w", id, err)
+		}
 		rows, _ := tx.Query(ctx, `
-			WITH revoked AS (
-				UPDATE sessions SET revoked_at = now()
-				WHERE user_id = $1 AND revoked_at IS NULL
-				RETURNING id
+			WITH removed AS (
+				DELETE FROM oauth_connections c USING sessions s
+				WHERE c.user_id = $1 AND s.id = c.linked_session AND s.user_id = $1 AND s.revoked_at IS NOT NULL
+				RETURNING c.provider, c.provider_username
 			)
-			SELECT c.id, c.provider, c.provider_username,
-			       c.linked_session IN (SELECT id FROM revoked) AS by_revoked
-			FROM oauth_connections c WHERE c.user_id = $1
-			ORDER BY c.linked_at, c.id`, id)
-		conns, err := pgx.CollectRows(rows, pgx.RowToStructByName[struct {
-			catalog.LinkRemoved
-			ID        int64
-			ByRevoked *bool // NULL: linked at sign-up
-		}])
-		if err != nil {
-			return fmt.Errorf("log out user %d: %w", id, err)
-		}
-		// The links the revoked sessions made go; the earliest of them stays when
-		// nothing else would let the user log in (conns are in link order).
-		var made []int64
-		others := 0
-		for _, c := range conns {
-			if c.ByRevoked != nil && *c.ByRevoked {
-				made = append(made, c.ID)
-				out.Removed = append(out.Removed, c.LinkRemoved)
-			} else {
-				others++
-			}
-		}
-		if !hasPassword && others == 0 && len(made) > 0 {
-			kept := out.Removed[0]
-			out.Kept = &kept
-			made, out.Removed = made[1:], out.Removed[1:]
-		}
-		if len(made) == 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE id = ANY($1)`, made); err != nil {
+			SELECT provider, provider_username FROM removed ORDER BY provider`, id)
+		if out.Removed, err = pgx.CollectRows(rows, pgx.RowToStructByName[catalog.LinkRemoved]); err != nil {
 			return fmt.Errorf("remove the links of user %d's revoked sessions: %w", id, err)
 		}
+		if out.Restored, err = restoreLinks(ctx, tx, id); err != nil {
+			return err
+		}
+		if hasPassword {
+			out.Left = append(out.Left, "password")
+		}
+		rows, _ = tx.Query(ctx, `SELECT provider FROM oauth_connections WHERE user_id = $1 ORDER BY provider`, id)
+		left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("list the links left to user %d: %w", id, err)
+		}
+		out.Left = append(out.Left, left...)
 		return nil
 	})
 	if err != nil {
 		return catalog.Logout{}, err
 	}
 	return out, nil
+}
+
+// unlinked is a link that a revoked session unlinked, as oauth_unlinks keeps it.
+type unlinked struct {
+	Provider         string
+	ProviderUserID   string
+	ProviderUsername string
+	ProviderEmail    *string
+	ProviderAvatar   *string
+	LinkedAt         time.Time
+	LinkedSession    *string
+}
+
+// restoreLinks puts back, for the forced logout of user id (its row locked, every
+// session revoked), the links that revoked sessions unlinked: per provider the latest
+// such unlink whose link no revoked session made (those are forgotten: the logout
+// would remove them again). A link put back is forgotten with the older unlinks of its
+// provider; one left pending stays.
+func restoreLinks(ctx context.Context, tx pgx.Tx, id int64) ([]catalog.LinkRestored, error) {
+	if _, err := tx.Exec(ctx, `
+		DELETE FROM oauth_unlinks u USING sessions s
+		WHERE u.user_id = $1 AND s.id = u.linked_session AND s.user_id = $1 AND s.revoked_at IS NOT NULL`, id); err != nil {
+		return nil, fmt.Errorf("forget the unlinks of links user %d's revoked sessions made: %w", id, err)
+	}
+	rows, _ := tx.Query(ctx, `
+		SELECT DISTINCT ON (u.provider) u.provider, u.provider_user_id, u.provider_username, u.provider_email,
+		       u.provider_avatar, u.linked_at, u.linked_session::text
+		FROM oauth_unlinks u JOIN sessions s ON s.id = u.unlinked_session
+		WHERE u.user_id = $1 AND s.user_id = $1 AND s.revoked_at IS NOT NULL
+		ORDER BY u.provider, u.unlinked_at DESC, u.id DESC`, id)
+	pending, err := pgx.CollectRows(rows, pgx.RowToStructByName[unlinked])
+	if err != nil {
+		return nil, fmt.Errorf("read the unlinks of user %d's revoked sessions: %w", id, err)
+	}
+	var out []catalog.LinkRestored
+	var done []string
+	for _, l := range pending {
+		r, err := restoreLink(ctx, tx, id, l)
+		if err != nil {
+			return nil, err
+		}
+		if r.Outcome == catalog.RestoreRestored || r.Outcome == catalog.RestoreMoved || r.Outcome == "" {
+			done = append(done, l.Provider)
+		}
+		if r.Outcome != "" {
+			out = append(out, r)
+		}
+	}
+	if len(done) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_unlinks WHERE user_id = $1 AND provider = ANY($2)`, id, done); err != nil {
+			return nil, fmt.Errorf("forget the unlinks put back to user %d: %w", id, err)
+		}
+	}
+	return out, nil
+}
+
+// restoreAttempts bounds the retries of a link's restoration that lost a race: to a
+// sign-up through the provider account, or to an unlink by the account's other user.
+const restoreAttempts = 3
+
+// restoreLink puts the unlinked link l back to user id, or says why not. The outcome
+// is "" when the user has that very account linked already (nothing to do).
+//
+// Where the provider account is another user's (W), who controls it decides: a login
+// is the provider's word that whoever signs in holds the account, and a stolen cookie
+// gives the intruder the session, never the owner's provider account. So when a
+// revoked session unlinked it, its holder is still this account's owner, and a user
+// it signed up afterwards (the owner's next login, which no longer reached this
+// account, made "jane-doe-2") is that same person's stand-in: the link moves back, W
+// loses it (W keeps any other way to log in), and W is left for an admin to delete.
+// That holds only for a W the provider account signed up (its link made at W's
+// creation, by no session) after it was linked here, holding nothing but the default
+// role (not a full-admin one): a W it was linked to from a session, or that an admin
+// has given roles, is an account someone chose to use, which a logout of another user
+// does not take apart (and a W with more than the default role could be a full admin,
+// whose account only a full admin changes). Then W keeps the account, the link stays
+// pending, and the admin decides: once W is deleted, or W's holder has unlinked it, a
+// logout of this user puts it back.
+//
+// Lock order: this user's row (the caller's), then W's row, then the account's link,
+// as W's own unlink locks W before its links; the account's owner is read again under
+// W's lock.
+func restoreLink(ctx context.Context, tx pgx.Tx, id int64, l unlinked) (catalog.LinkRestored, error) {
+	r := catalog.LinkRestored{Provider: l.Provider, ProviderUsername: l.ProviderUsername}
+	for attempt := 1; ; attempt++ {
+		var owner int64
+		var hasProvider bool
+		err := tx.QueryRow(ctx, `
+			SELECT coalesce((SELECT user_id FROM oauth_connections WHERE provider = $2 AND provider_user_id = $3), 0),
+			       EXISTS (SELECT 1 FROM oauth_connections WHERE user_id = $1 AND provider = $2)`,
+			id, l.Provider, l.ProviderUserID).Scan(&owner, &hasProvider)
+		if err != nil {
+			return r, fmt.Errorf("find the %s account to put back to user %d: %w", l.Provider, id, err)
+		}
+		switch {
+		case owner == id:
+			return catalog.LinkRestored{}, nil
+		case hasProvider:
+			r.Outcome = catalog.RestoreAlreadyLinked
+			return r, nil
+		case owner == 0:
+			tag, err := tx.Exec(ctx, `
+				INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username,
+				                               provider_email, provider_avatar, linked_at, linked_session)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid)
+				ON CONFLICT DO NOTHING`,
+				id, l.Provider, l.ProviderUserID, l.ProviderUsername, l.ProviderEmail, l.ProviderAvatar, l.LinkedAt, l.LinkedSession)
+			if err != nil {
+				return r, fmt.Errorf("put %s back to user %d: %w", l.Provider, id, err)
+			}
+			if tag.RowsAffected() == 1 {
+				r.Outcome = catalog.RestoreRestored
+				return r, nil
+			}
+			// A sign-up through the account committed meanwhile: look again.
+		default:
+			moved, again, err := moveLink(ctx, tx, id, owner, l)
+			if err != nil {
+				return r, err
+			}
+			if !again {
+				r.OtherUser = owner
+				r.Outcome = catalog.RestoreLinkedElsewhere
+				if moved {
+					r.Outcome = catalog.RestoreMoved
+				}
+				return r, nil
+			}
+		}
+		if attempt == restoreAttempts {
+			return r, fmt.Errorf("put %s back to user %d: the account's link kept changing", l.Provider, id)
+		}
+	}
+}
+
+// moveLink moves the provider account of l from user w to user id when w is id's
+// owner's stand-in (see restoreLink). w's row is locked first, in a statement of its
+// own, so that the check after it sees what a write of w that held it (w's own unlink
+// of the account) committed. again: the account was no longer w's once w was locked.
+func moveLink(ctx context.Context, tx pgx.Tx, id, w int64, l unlinked) (moved, again bool, err error) {
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1 FOR UPDATE)`, w).Scan(&exists); err != nil {
+		return false, false, fmt.Errorf("lock user %d: %w", w, err)
+	}
+	if !exists {
+		return false, true, nil // w is gone, and the account with it
+	}
+	var standIn bool
+	err = tx.QueryRow(ctx, `
+		SELECT c.linked_session IS NULL AND c.linked_at = u.registered AND u.registered > $4
+		       AND NOT EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id
+		                       WHERE ur.user_id = u.id AND (NOT r.is_default OR r.full_admin))
+		FROM users u JOIN oauth_connections c ON c.user_id = u.id
+		WHERE u.id = $1 AND c.provider = $2 AND c.provider_user_id = $3`, w, l.Provider, l.ProviderUserID, l.LinkedAt).Scan(&standIn)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, true, nil
+	case err != nil:
+		return false, false, fmt.Errorf("check user %d's %s link: %w", w, l.Provider, err)
+	case !standIn:
+		return false, false, nil
+	}
+	tag, err := tx.Exec(ctx, `DELETE FROM oauth_connections WHERE provider = $1 AND provider_user_id = $2 AND user_id = $3`,
+		l.Provider, l.ProviderUserID, w)
+	if err != nil {
+		return false, false, fmt.Errorf("take %s from user %d: %w", l.Provider, w, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return false, true, nil
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username,
+		                               provider_email, provider_avatar, linked_at, linked_session)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid)`,
+		id, l.Provider, l.ProviderUserID, l.ProviderUsername, l.ProviderEmail, l.ProviderAvatar, l.LinkedAt, l.LinkedSession); err != nil {
+		return false, false, fmt.Errorf("move %s from user %d back to user %d: %w", l.Provider, w, id, err)
+	}
+	return true, false, nil
 }
 
 // UserName returns the username of user id. Unknown: apperr.NotFound.

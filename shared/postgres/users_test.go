@@ -466,68 +466,233 @@ func TestLogoutUser(t *testing.T) {
 	acctWant(t, err, apperr.NotFound, apperr.MsgUserNotFound)
 }
 
-// TestLogoutRemovesSessionLinks: a forced logout removes the provider links that the
-// sessions it revokes made, and only those, but never the account's last way to log in.
-// Each case gives user 3 (no password unless said) links: made at sign-up (no
-// session), by a live session (revoked by the logout), by a session revoked before.
-func TestLogoutRemovesSessionLinks(t *testing.T) {
+// TestLogoutUndoesSessionChanges: a forced logout undoes what the sessions it revokes,
+// and sessions revoked (or expired) before, did to the account's provider links: the
+// links they made go, even the last way to log in; the links they unlinked come back,
+// unless a revoked session had made them too; a provider account meanwhile linked to
+// another user moves back only from a stand-in (signed up by it after the link, with
+// nothing but the default role). Each case gives user 3 (no password unless said)
+// links and unlinks by session: "" none (the sign-up's link), live (revoked by the
+// logout), old (revoked before), expired (never revoked).
+func TestLogoutUndoesSessionChanges(t *testing.T) {
 	ctx := context.Background()
-	const live, old = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"
+	const live, old, expired, other = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b",
+		"00000000-0000-4000-8000-00000000000c", "00000000-0000-4000-8000-00000000000d"
+	// jane is user 10, holding google-3: signed up by it (standIn), or otherwise.
+	const (
+		noJane = iota
+		standIn
+		janeWithRole
+		janeLinkedIt
+	)
 	tests := []struct {
 		name     string
 		password bool
-		links    []string // provider:session ("" sign-up, live, old), in link order
+		links    []string // provider[/account]:session, in link order (the account: provider-3)
+		unlinks  []string // provider:linked-by:unlinked-by, in unlink order
+		jane     int
 		removed  []string
-		kept     string
+		restored []string // provider:outcome
 		left     string
+		pending  int64 // unlinks still kept afterwards
+		janeLeft string
 	}{
-		{"the intruder's link goes, the sign-up's stays", false, []string{"google:", "github:live"}, []string{"github"}, "", "google"},
-		{"a link of a session revoked before stays", false, []string{"google:", "discord:old", "github:live"}, []string{"github"}, "", "discord,google"},
-		{"the last way to log in stays: the earliest", false, []string{"github:live", "discord:live"}, []string{"discord"}, "github", "github"},
-		{"with a password every such link goes", true, []string{"github:live", "discord:live"}, []string{"github", "discord"}, "", ""},
-		{"no links", false, nil, nil, "", ""},
+		{name: "the intruder's link goes, the sign-up's stays", links: []string{"google:", "github:live"},
+			removed: []string{"github"}, left: "google"},
+		{name: "a link of a session revoked before goes too", links: []string{"google:", "discord:old", "github:live"},
+			removed: []string{"discord", "github"}, left: "google"},
+		{name: "a link of an expired session goes", links: []string{"google:", "github:expired"},
+			removed: []string{"github"}, left: "google"},
+		{name: "the last way to log in goes when a session made it", links: []string{"github:live", "discord:live"},
+			removed: []string{"discord", "github"}, left: ""},
+		{name: "with a password", password: true, links: []string{"github:live"},
+			removed: []string{"github"}, left: "password"},
+		{name: "an unlinked sign-up link comes back", links: []string{"github:live"}, unlinks: []string{"google::live"},
+			removed: []string{"github"}, restored: []string{"google:restored"}, left: "google"},
+		{name: "an unlink by a session revoked before is undone too", unlinks: []string{"google::old"},
+			restored: []string{"google:restored"}, left: "google"},
+		{name: "the latest unlink of a provider comes back", unlinks: []string{"google::old", "google::live"},
+			restored: []string{"google:restored"}, left: "google"},
+		{name: "a link sessions made and unlinked stays away", links: []string{"google:"}, unlinks: []string{"discord:live:live"},
+			left: "google"},
+		{name: "a stand-in account gives it back", links: []string{"github:live"}, unlinks: []string{"google::live"}, jane: standIn,
+			removed: []string{"github"}, restored: []string{"google:moved"}, left: "google", janeLeft: ""},
+		{name: "an account with roles keeps it", links: []string{"github:live"}, unlinks: []string{"google::live"}, jane: janeWithRole,
+			removed: []string{"github"}, restored: []string{"google:linked_elsewhere"}, left: "", pending: 1, janeLeft: "google"},
+		{name: "an account it was linked to keeps it", unlinks: []string{"google::live"}, jane: janeLinkedIt,
+			restored: []string{"google:linked_elsewhere"}, left: "", pending: 1, janeLeft: "google"},
+		{name: "another account of the provider is linked", links: []string{"google/google-other:"}, unlinks: []string{"google::live"}, jane: standIn,
+			restored: []string{"google:already_linked"}, left: "google", pending: 1, janeLeft: "google"},
+		{name: "no links", left: ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			db := acctDB(t, nil)
 			acctExec(t, db, `DELETE FROM oauth_connections WHERE user_id = 3`)
-			acctExec(t, db, `INSERT INTO sessions (id, user_id, expires_at, revoked_at) VALUES
-				($1, 3, now() + interval '1 day', NULL), ($2, 3, now() + interval '1 day', now())`, live, old)
+			acctExec(t, db, `INSERT INTO sessions (id, user_id, created_at, expires_at, revoked_at) VALUES
+				($1, 3, now(), now() + interval '1 day', NULL), ($2, 3, now() - interval '2 days', now() + interval '1 day', now() - interval '1 day'),
+				($3, 3, now() - interval '40 days', now() - interval '10 days', NULL)`, live, old, expired)
 			if tc.password {
 				acctExec(t, db, `UPDATE users SET password_hash = 'x' WHERE id = 3`)
 			}
-			sessions := map[string]any{"": nil, "live": live, "old": old}
+			sessions := map[string]any{"": nil, "live": live, "old": old, "expired": expired}
 			for i, l := range tc.links {
 				provider, session, _ := strings.Cut(l, ":")
+				provider, account, ok := strings.Cut(provider, "/")
+				if !ok {
+					account = provider + "-3"
+				}
 				acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, linked_at, linked_session)
-					VALUES (3, $1, $1 || '-3', $1 || ' name', now() - make_interval(mins => 10 - $2::int), $3::uuid)`, provider, i, sessions[session])
+					VALUES (3, $1, $4, $1 || ' name', now() - make_interval(mins => 10 - $2::int), $3::uuid)`, provider, i, sessions[session], account)
+			}
+			for i, u := range tc.unlinks {
+				parts := strings.Split(u, ":")
+				acctExec(t, db, `INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, linked_at, linked_session,
+					unlinked_at, unlinked_session)
+					VALUES (3, $1, $1 || '-3', $1 || ' name', now() - interval '30 days', $2::uuid, now() - make_interval(mins => 10 - $3::int), $4::uuid)`,
+					parts[0], sessions[parts[1]], i, sessions[parts[2]])
+			}
+			if tc.jane != noJane {
+				acctExec(t, db, `INSERT INTO users (id, slug, username) VALUES (10, 'jane-doe-2', 'jane-doe-2')`)
+				acctExec(t, db, `INSERT INTO user_roles VALUES (10, 3)`)
+				acctExec(t, db, `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, 10, now() + interval '1 day')`, other)
+				var by any
+				if tc.jane == janeLinkedIt {
+					by = other
+				}
+				acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username, linked_at, linked_session)
+					SELECT 10, 'google', 'google-3', 'google name', registered, $1::uuid FROM users WHERE id = 10`, by)
+				if tc.jane == janeWithRole {
+					acctExec(t, db, `INSERT INTO user_roles VALUES (10, 2)`)
+				}
 			}
 			out, err := db.LogoutUser(ctx, 3, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var removed []string
+			var removed, restored []string
 			for _, l := range out.Removed {
 				removed = append(removed, l.Provider)
 				if l.ProviderUsername != l.Provider+" name" {
 					t.Errorf("removed %+v: provider username", l)
 				}
 			}
-			kept := ""
-			if out.Kept != nil {
-				kept = out.Kept.Provider
+			for _, l := range out.Restored {
+				restored = append(restored, l.Provider+":"+l.Outcome)
+				if wantOther := l.Outcome == catalog.RestoreMoved || l.Outcome == catalog.RestoreLinkedElsewhere; (l.OtherUser == 10) != wantOther {
+					t.Errorf("restored %+v: other user", l)
+				}
 			}
-			if !slices.Equal(removed, tc.removed) || kept != tc.kept {
-				t.Errorf("removed %v, kept %q; want %v, %q", removed, kept, tc.removed, tc.kept)
+			if !slices.Equal(removed, tc.removed) || !slices.Equal(restored, tc.restored) {
+				t.Errorf("removed %v, restored %v; want %v, %v", removed, restored, tc.removed, tc.restored)
 			}
-			var left string
-			if err := db.Pool.QueryRow(ctx, `SELECT coalesce(string_agg(provider, ',' ORDER BY provider), '') FROM oauth_connections WHERE user_id = 3`).Scan(&left); err != nil {
-				t.Fatal(err)
+			if got := strings.Join(out.Left, ","); got != tc.left {
+				t.Errorf("left %q, want %q", got, tc.left)
 			}
-			if left != tc.left {
-				t.Errorf("links left %q, want %q", left, tc.left)
+			if got := db.Text(t, `SELECT coalesce(string_agg(provider, ',' ORDER BY provider), '') FROM oauth_connections WHERE user_id = 3`); got != strings.TrimPrefix(tc.left, "password") {
+				t.Errorf("links left %q, want %q", got, tc.left)
+			}
+			if n := acctInt(t, db, `SELECT count(*) FROM oauth_unlinks WHERE user_id = 3`); n != tc.pending {
+				t.Errorf("%d unlinks kept, want %d", n, tc.pending)
+			}
+			if tc.jane != noJane {
+				if got := db.Text(t, `SELECT coalesce(string_agg(provider, ','), '') FROM oauth_connections WHERE user_id = 10`); got != tc.janeLeft {
+					t.Errorf("jane's links %q, want %q", got, tc.janeLeft)
+				}
+			}
+			// A restored link is the one that was unlinked: its account, name and time.
+			for _, l := range out.Restored {
+				if l.Outcome != catalog.RestoreRestored && l.Outcome != catalog.RestoreMoved {
+					continue
+				}
+				if n := acctInt(t, db, `SELECT count(*) FROM oauth_connections WHERE user_id = 3 AND provider = $1 AND provider_user_id = $1 || '-3'
+					AND provider_username = $1 || ' name' AND linked_at < now() - interval '29 days' AND linked_session IS NULL`, l.Provider); n != 1 {
+					t.Errorf("%s is not back as it was", l.Provider)
+				}
 			}
 		})
+	}
+}
+
+// TestLogoutRestoresOnceFree: a link left pending because another user holds the
+// provider account comes back at a later forced logout, once that user is gone.
+func TestLogoutRestoresOnceFree(t *testing.T) {
+	ctx := context.Background()
+	const live = "00000000-0000-4000-8000-00000000000a"
+	db := acctDB(t, nil)
+	acctExec(t, db, `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, 3, now() + interval '1 day')`, live)
+	acctExec(t, db, `INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, linked_at, unlinked_session)
+		VALUES (3, 'google', 'g-3', 'Member', now() - interval '30 days', $1)`, live)
+	acctExec(t, db, `INSERT INTO users (id, slug, username) VALUES (10, 'member-2', 'member-2')`)
+	acctExec(t, db, `INSERT INTO user_roles VALUES (10, 2)`)
+	acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (10, 'google', 'g-3', 'Member')`)
+	for i, want := range []string{catalog.RestoreLinkedElsewhere, catalog.RestoreLinkedElsewhere, catalog.RestoreRestored} {
+		if i == 2 {
+			if _, err := db.DeleteUser(ctx, 10, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := db.LogoutUser(ctx, 3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Restored) != 1 || out.Restored[0].Outcome != want {
+			t.Fatalf("logout %d: restored %+v, want google %s", i+1, out.Restored, want)
+		}
+	}
+	if got := db.Text(t, `SELECT provider_user_id FROM oauth_connections WHERE user_id = 3`); got != "g-3" {
+		t.Errorf("member's link %q, want g-3", got)
+	}
+	if n := acctInt(t, db, `SELECT count(*) FROM oauth_unlinks`); n != 0 {
+		t.Errorf("%d unlinks kept after the restoration", n)
+	}
+}
+
+// TestLogoutRacesSignUp: the victim's own login signs a stand-in up through her
+// provider account while the forced logout puts it back to her account. The sign-up
+// (here its rows, in a transaction held open) has inserted the account's link; the
+// logout's insert waits for it, finds the account taken once it commits, and moves it
+// back from the stand-in, never failing on the unique key.
+func TestLogoutRacesSignUp(t *testing.T) {
+	ctx := context.Background()
+	const live = "00000000-0000-4000-8000-00000000000a"
+	db := acctDB(t, nil)
+	acctExec(t, db, `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, 3, now() + interval '1 day')`, live)
+	acctExec(t, db, `INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, linked_at, unlinked_session)
+		VALUES (3, 'google', 'g-3', 'Member', now() - interval '30 days', $1)`, live)
+	signUp, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signUp.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+	for _, sql := range []string{
+		`INSERT INTO users (id, slug, username) VALUES (10, 'member-2', 'member-2')`,
+		`INSERT INTO user_roles VALUES (10, 3)`,
+		`INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (10, 'google', 'g-3', 'Member')`,
+	} {
+		if _, err := signUp.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	var out catalog.Logout
+	go func() {
+		var err error
+		out, err = db.LogoutUser(ctx, 3, 1)
+		done <- err
+	}()
+	waitForLockWaiters(t, db, 1)
+	if err := signUp.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("logout: %v", err)
+	}
+	if len(out.Restored) != 1 || out.Restored[0].Outcome != catalog.RestoreMoved || out.Restored[0].OtherUser != 10 {
+		t.Errorf("restored %+v, want google moved from user 10", out.Restored)
+	}
+	if got := db.Text(t, `SELECT string_agg(user_id::text, ',') FROM oauth_connections WHERE provider_user_id = 'g-3'`); got != "3" {
+		t.Errorf("g-3 linked to %q, want 3", got)
 	}
 }
 

@@ -184,7 +184,7 @@ func (f fixture) steps() []step {
 			return db.LinkProvider(ctx, f.User, f.UserSessionID, catalog.ProviderAccount{Provider: "discord", ProviderUserID: "explain-" + time.Now().Format("150405.000"), Username: "x"})
 		}),
 		write("DELETE /auth/oauth/unlink/{provider}", func(ctx context.Context, db *postgres.DB) error {
-			return db.UnlinkProvider(ctx, f.User, "discord")
+			return db.UnlinkProvider(ctx, f.User, f.UserSessionID, "discord")
 		}),
 		write("POST /admin-roles/add", func(ctx context.Context, db *postgres.DB) error {
 			return ignore(db.AddRole(ctx, catalog.NewRole{Name: "explain-added-" + time.Now().Format("150405.000")}))

@@ -264,9 +264,14 @@ export interface paths {
         /**
          * Unlink a provider from the authenticated account
          * @description Allowed while the user keeps a login method: a password or another linked
-         *     provider. 200 Provider unlinked successfully; 400 Cannot unlink the only login
-         *     method, or Unsupported provider for a name other than google, discord, github;
-         *     401 Unauthorized; 404 Provider not linked (or User not found).
+         *     provider. Unlinking needs a recent sign-in, as linking does: when the cookie's
+         *     session signed in more than 10 minutes ago, the answer is 401 Recent login
+         *     required and nothing is unlinked (log in again, then unlink; the refusal is an
+         *     audit record). A forced logout that revokes the session puts the link back.
+         *     200 Provider unlinked successfully; 400 Cannot unlink the only login method, or
+         *     Unsupported provider for a name other than google, discord, github (checked
+         *     first); 401 Unauthorized, or Recent login required; 404 Provider not linked (or
+         *     User not found).
          */
         delete: operations["oauthUnlink"];
         options?: never;
@@ -392,11 +397,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One user with their roles and login status
+         * One user with their roles, login status and linked providers
          * @description `logged_in` is true while the user has a session that is neither revoked nor
-         *     expired. A reader who holds edit-users takes the user's edit lock for
-         *     EDIT_LOCK_TTL (or refreshes it when they already hold it), unless another user
-         *     holds a live one. Requires view-users. 404 User not found (the target or the
+         *     expired; `linked_providers` are the provider accounts the user logs in with (a
+         *     forced logout keeps those with `by_session` false). A reader who holds
+         *     edit-users takes the user's edit lock for EDIT_LOCK_TTL (or refreshes it when
+         *     they already hold it), unless another user holds a live one. Requires view-users. 404 User not found (the target or the
          *     authenticated user).
          */
         get: operations["getUser"];
@@ -468,8 +474,15 @@ export interface paths {
         /**
          * Log a user out everywhere
          * @description Revokes every session of the user: their refresh tokens stop working at once.
-         *     Requires edit-users. 404 User not found; 500 Internal server error. 200 User
-         *     logged out successfully.
+         *     It also undoes what the user's revoked sessions (of this logout and earlier
+         *     ones) did to the account's provider links: the links they made are removed, even
+         *     the last way to log in, and the links they unlinked are put back (a provider
+         *     account meanwhile linked to another user is taken back only from an account it
+         *     signed up after the unlink that holds nothing but the default role; otherwise
+         *     that user keeps it, and a later logout puts it back once it is free). What the
+         *     account keeps: the links with `by_session` false in GET /admin-users/id/{id}.
+         *     Every removal and restoration is an audit record. Requires edit-users. 404 User
+         *     not found; 500 Internal server error. 200 User logged out successfully.
          */
         post: operations["logoutUser"];
         delete?: never;
@@ -1113,6 +1126,17 @@ export interface components {
             roles: components["schemas"]["UserDetailRole"][];
             /** @description The user has a live (unrevoked, unexpired) session. */
             logged_in: boolean;
+            /** @description The provider accounts linked to the user, by provider name; empty when none. */
+            linked_providers: components["schemas"]["UserLink"][];
+        };
+        UserLink: {
+            provider: components["schemas"]["Provider"];
+            /** @description The display name at the provider, as of the user's last login with it. */
+            provider_username: string;
+            /** Format: date-time */
+            linked_at: string;
+            /** @description True for a link made from a session (the link flow), which a forced logout removes; false for the provider account the user signed up with (or put back by a forced logout, or linked before links recorded their session), which a forced logout keeps. */
+            by_session: boolean;
         };
         UserEdit: {
             username: string;
@@ -2015,7 +2039,15 @@ export interface operations {
                     "application/json": components["schemas"]["Response"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            /** @description Unauthorized: the refreshToken cookie is missing or invalid. Recent login required: the cookie's session is valid but signed in more than 10 minutes ago; the frontend sends the user through a login (any provider) and unlinks within 10 minutes of it. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             /** @description Provider not linked; User not found */
             404: {

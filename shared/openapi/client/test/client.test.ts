@@ -67,6 +67,8 @@ test("admin read with a session cookie", async () => {
   assert.equal(data.users[0]?.username, "admin");
   const one = await api.GET("/admin-users/id/{id}", { params: { path: { id: 1 } }, headers: session(admin) });
   assert.equal(one.data?.username, "admin");
+  // The demo admin signs in with a token, through no provider.
+  assert.deepEqual(one.data?.linked_providers, []);
 });
 
 test("admin write, then the same write again: 409", async () => {
