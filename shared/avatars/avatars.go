@@ -51,6 +51,8 @@ type Files interface {
 	Delete(ctx context.Context, keys ...string) error
 	// DeleteVersions removes every version and delete marker under prefix, for good.
 	DeleteVersions(ctx context.Context, prefix string) (int, error)
+	// Ready is the bucket's readiness check (s3store.Store.Ready).
+	Ready(ctx context.Context) error
 }
 
 // Store holds the image references; *postgres.DB satisfies it. Each method returns the
@@ -95,6 +97,10 @@ type Service struct {
 func New(d Deps) *Service {
 	return &Service{d: d}
 }
+
+// Ready is the readiness check of the service's bucket, for the function's readiness
+// probe.
+func (s *Service) Ready(ctx context.Context) error { return s.d.Files.Ready(ctx) }
 
 // Available reports apperr.Unavailable "This service is not handling file uploads."
 // unless this instance handles image uploads. The routes check it right after

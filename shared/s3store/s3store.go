@@ -94,6 +94,24 @@ func (s *Store) Get(ctx context.Context, key string) (catalog.StoredFile, error)
 	return catalog.StoredFile{Data: data, ContentType: aws.ToString(out.ContentType), ETag: aws.ToString(out.ETag)}, nil
 }
 
+// readinessKey is a key never written: Ready reads it.
+const readinessKey = "readiness/never-written"
+
+// Ready reads a key never written, for the function's readiness probe: S3 answers
+// NoSuchKey, or AccessDenied to a function that may not read or list it, only when the
+// bucket exists and the request was signed with valid credentials. Any other answer
+// (NoSuchBucket, InvalidAccessKeyId, a timeout) is the error.
+func (s *Store) Ready(ctx context.Context) error {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: aws.String(readinessKey)})
+	if err == nil {
+		return out.Body.Close()
+	}
+	if notFound(err) || accessDenied(err) {
+		return nil
+	}
+	return fmt.Errorf("s3store: bucket %s: %w", aws.ToString(s.bucket), err)
+}
+
 // notFound reports S3's NoSuchKey, and a 404 without S3's error document (some
 // S3-compatible servers), which the SDK reports as the code NotFound.
 func notFound(err error) bool {
