@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3bolt"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -106,29 +107,37 @@ func createBucket(backend gofakes3.Backend, bucket string) error {
 	return nil
 }
 
-// EnsureBucket creates bucket at an S3-compatible endpoint unless it exists. Without
-// AWS credentials in the environment it signs with placeholder ones, which local
-// servers accept.
+// EnsureBucket creates bucket at an S3-compatible endpoint unless it exists, and turns
+// its versioning on, as the template's bucket has it (a deleted user's pictures are
+// removed version by version). A server without versioning (gofakes3 on a file,
+// NotImplemented) keeps an unversioned bucket. Without AWS credentials in the
+// environment it signs with placeholder ones, which local servers accept.
 func EnsureBucket(ctx context.Context, endpoint, region, bucket string) error {
 	client := s3Client(endpoint, region)
-	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err == nil {
-		return nil
-	}
-	in := &s3.CreateBucketInput{Bucket: &bucket}
-	if region != "us-east-1" {
-		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
-			LocationConstraint: types.BucketLocationConstraint(region),
+	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err != nil {
+		in := &s3.CreateBucketInput{Bucket: &bucket}
+		if region != "us-east-1" {
+			in.CreateBucketConfiguration = &types.CreateBucketConfiguration{
+				LocationConstraint: types.BucketLocationConstraint(region),
+			}
+		}
+		_, err := client.CreateBucket(ctx, in)
+		var owned *types.BucketAlreadyOwnedByYou
+		if err != nil && !errors.As(err, &owned) {
+			return fmt.Errorf("ensure bucket %s: %w", bucket, err)
 		}
 	}
-	_, err := client.CreateBucket(ctx, in)
-	var owned *types.BucketAlreadyOwnedByYou
-	if err != nil && !errors.As(err, &owned) {
-		return fmt.Errorf("ensure bucket %s: %w", bucket, err)
+	_, err := client.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: &bucket,
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}})
+	var apiErr smithy.APIError
+	if err != nil && !(errors.As(err, &apiErr) && apiErr.ErrorCode() == "NotImplemented") {
+		return fmt.Errorf("ensure bucket %s: versioning: %w", bucket, err)
 	}
 	return nil
 }
 
-// DeleteBucket removes an empty bucket (the tests' own, when they end).
+// DeleteBucket removes an empty bucket, every version of its objects deleted (the
+// tests' own, when they end).
 func DeleteBucket(ctx context.Context, endpoint, region, bucket string) error {
 	_, err := s3Client(endpoint, region).DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
 	if err != nil {

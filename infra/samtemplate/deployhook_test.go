@@ -10,14 +10,15 @@ import (
 
 	"github.com/mediacatalog/service/infra/samtemplate"
 	"github.com/mediacatalog/service/shared/deployhook"
+	"github.com/mediacatalog/service/shared/readiness"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
 // TestTransformedDeployHook: CodeDeploy runs the deploy hook before it shifts any
 // traffic of every route group's function (the alias's BeforeAllowTrafficHook), the
-// hook has a probe for each group and for nothing else, each a GET route of that
-// group's function (infra/smoke holds its status to the real function's), and, as
-// created:
+// readiness probe has checks and route probes for each group and for nothing else,
+// each route probe a route of that group's function (infra/smoke holds the real
+// functions to them), and, as created:
 //   - its name starts with CodeDeployHook_, the functions SAM's CodeDeploy role
 //     (AWSCodeDeployRoleForLambda, "arn:aws:lambda:*:*:function:CodeDeployHook_*")
 //     may invoke;
@@ -34,13 +35,18 @@ func TestTransformedDeployHook(t *testing.T) {
 		groups = append(groups, g.Name)
 	}
 	sort.Strings(groups)
-	if probes := slices.Sorted(maps.Keys(deployhook.Probes)); !slices.Equal(probes, groups) {
-		t.Errorf("probes for %v, route groups %v", probes, groups)
+	if probes := slices.Sorted(maps.Keys(readiness.Probes)); !slices.Equal(probes, groups) {
+		t.Errorf("route probes for %v, route groups %v", probes, groups)
+	}
+	if deps := slices.Sorted(maps.Keys(readiness.Dependencies)); !slices.Equal(deps, groups) {
+		t.Errorf("readiness checks for %v, route groups %v", deps, groups)
 	}
 	fns := functionOf(t, loadTemplate(t))
-	for g, p := range deployhook.Probes {
-		if f := fns[g]; f == nil || !strings.HasPrefix(p.RouteKey, "GET ") || !slices.Contains(f.Routes, p.RouteKey) {
-			t.Errorf("%s's probe %s is no read route of its function", g, p.RouteKey)
+	for g, ps := range readiness.Probes {
+		for _, p := range ps {
+			if f := fns[g]; f == nil || !slices.Contains(f.Routes, p.RouteKey) {
+				t.Errorf("%s's probe %s is no route of its function", g, p.RouteKey)
+			}
 		}
 	}
 	for _, set := range paramSets {

@@ -299,7 +299,9 @@ func statementsOf(t *testing.T, cfn *samtemplate.CFN, fnID string) ([]map[string
 // TestTransformedIAM: each function's role, as created: the managed policies are the
 // VPC and X-Ray ones only; no statement has a wildcard action or resource (object
 // prefixes aside); it connects to the database as its own role; the cdn may list the
-// images bucket without a prefix condition, so that S3 answers a missing key 404.
+// images bucket without a prefix condition, so that S3 answers a missing key 404; only
+// admin-users removes object versions (a deleted user's pictures), listing them under a
+// user's prefix only and deleting them under users/ only.
 func TestTransformedIAM(t *testing.T) {
 	for _, set := range paramSets {
 		cfn, _ := transformed(t, set)
@@ -329,6 +331,19 @@ func TestTransformedIAM(t *testing.T) {
 					}
 					if st["Sid"] == "ListProfileImages" && st["Condition"] != nil {
 						t.Errorf("ListBucket under a condition S3's 404 check cannot meet: %v", st["Condition"])
+					}
+					for _, a := range anyList(st["Action"]) {
+						switch a {
+						case "s3:ListBucketVersions":
+							cond := fmt.Sprint(st["Condition"])
+							if name != "admin-users" || cond != "map[StringLike:map[s3:prefix:users/*/]]" {
+								t.Errorf("%s: s3:ListBucketVersions under %s, want admin-users' only, under a user's prefix (users/*/)", name, cond)
+							}
+						case "s3:DeleteObjectVersion":
+							if res := fmt.Sprint(st["Resource"]); name != "admin-users" || !strings.HasSuffix(res, "/users/*]") {
+								t.Errorf("%s: s3:DeleteObjectVersion on %s, want admin-users' only, on users/*", name, res)
+							}
+						}
 					}
 				}
 				if len(connect) != 1 || !strings.Contains(connect[0], dbRoles[name]) {

@@ -18,7 +18,8 @@ import (
 )
 
 // S3Config returns a configuration naming the test S3 server and a fresh, empty bucket
-// of the test's own; the bucket and its objects are removed at cleanup.
+// of the test's own, versioned as the template's is; the bucket and every version of
+// its objects are removed at cleanup.
 func S3Config(t testing.TB) config.Config {
 	t.Helper()
 	endpoint := S3Endpoint(t)
@@ -39,10 +40,7 @@ func S3Config(t testing.TB) config.Config {
 		t.Fatalf("testenv: s3: create bucket: %v", err)
 	}
 	t.Cleanup(func() {
-		store := newS3Store(t, cfg, nil)
-		if keys, err := store.List(ctx, ""); err == nil && len(keys) > 0 {
-			_ = store.Delete(ctx, keys...)
-		}
+		_, _ = newS3Store(t, cfg, nil).DeleteVersions(ctx, "")
 		_ = localservices.DeleteBucket(ctx, endpoint, cfg.AWSRegion, cfg.Bucket)
 	})
 	return cfg

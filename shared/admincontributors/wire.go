@@ -22,5 +22,6 @@ var Group = app.Group{Name: "admin-contributors", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
+		a.Check("s3", av.Ready)
 		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: av}), nil
 	}}

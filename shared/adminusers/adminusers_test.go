@@ -67,12 +67,12 @@ func (s *server) users(t *testing.T) string {
 		FROM users u`)
 }
 
-// recordingImages is the media side as the group sees it: it records the keys of the
-// profile images it is asked to remove.
+// recordingImages is the media side as the group sees it: it records the deleted users
+// whose pictures it is asked to purge.
 type recordingImages struct {
-	mu      sync.Mutex
-	removed []string
-	fail    bool
+	mu     sync.Mutex
+	purged []int64
+	fail   bool
 }
 
 // The upload routes are the media code's, under test in images_test.go: here the
@@ -88,10 +88,10 @@ func (r *recordingImages) DeleteUserImage(context.Context, int64) error { return
 
 var errNotUnderTest = errors.New("the image routes are not under test here")
 
-func (r *recordingImages) RemoveUserImage(_ context.Context, key string) error {
+func (r *recordingImages) PurgeUsers(_ context.Context, id int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.removed = append(r.removed, key)
+	r.purged = append(r.purged, id)
 	if r.fail {
 		return errors.New("bucket unavailable")
 	}
@@ -474,17 +474,20 @@ func TestDeleteUser(t *testing.T) {
 	s.DB.Exec(t, `UPDATE users SET profile_image = 'users/3/current' WHERE id = 3`)
 	s.DB.Exec(t, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (3, 'discord', '7', 'm')`)
 	s.DB.Exec(t, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (2, 3, now() + interval '1 hour')`)
+	// A deletion, and a deletion that finds the user gone (a retry), ask for the
+	// purge of the user's pictures; a refused or malformed one does not.
 	tests := []struct {
-		name    string
-		target  string
-		status  int
-		msg     string
-		removed string
+		name   string
+		target string
+		status int
+		msg    string
+		purged string
 	}{
-		{"delete", "/admin-users/delete/3", 200, adminusers.MsgUserDeleted, "users/3/current"},
-		{"again", "/admin-users/delete/3", 404, apperr.MsgUserNotFound, "users/3/current"},
-		{"id not a number", "/admin-users/delete/three", 400, apperr.MsgMissingParams, "users/3/current"},
-		{"image removal fails, the deletion stands", "/admin-users/delete/2", 200, adminusers.MsgUserDeleted, "users/3/current"},
+		{"delete", "/admin-users/delete/3", 200, adminusers.MsgUserDeleted, "[3]"},
+		{"again", "/admin-users/delete/3", 404, apperr.MsgUserNotFound, "[3 3]"},
+		{"id not a number", "/admin-users/delete/three", 400, apperr.MsgMissingParams, "[3 3]"},
+		{"the last full admin", "/admin-users/delete/1", 403, apperr.MsgForbidden, "[3 3]"},
+		{"the purge fails, the deletion stands", "/admin-users/delete/2", 200, adminusers.MsgUserDeleted, "[3 3 2]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -493,8 +496,8 @@ func TestDeleteUser(t *testing.T) {
 			if status != tt.status || testenv.Message(t, body).Data != tt.msg {
 				t.Fatalf("status %d %s, want %d %q", status, body, tt.status, tt.msg)
 			}
-			if got := strings.Join(s.images.removed, ","); got != tt.removed {
-				t.Errorf("removed images %q, want %q (none for a user without one)", got, tt.removed)
+			if got := fmt.Sprint(s.images.purged); got != tt.purged {
+				t.Errorf("purged users %s, want %s", got, tt.purged)
 			}
 		})
 	}

@@ -139,8 +139,10 @@ func handleEditUser(store Store) http.Handler {
 }
 
 // handleDeleteUser answers DELETE /admin-users/delete/{id}: the user and everything
-// that is theirs go, irreversibly. The stored profile image objects are removed after
-// the deletion committed, when images is set.
+// that is theirs go, irreversibly. Once the deletion committed, every version of their
+// stored pictures is removed and CloudFront's copies invalidated, when images is set
+// (Images.PurgeUsers); a deletion of a user already gone (a retry after a crash that
+// followed the commit) finishes that purge too, and answers 404 as the contract says.
 func handleDeleteUser(store Store, images Images) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := httpapi.PathInt(r, "id")
@@ -149,17 +151,18 @@ func handleDeleteUser(store Store, images Images) http.Handler {
 			return
 		}
 		p, _ := auth.FromContext(r.Context())
-		key, err := store.DeleteUser(r.Context(), id, p.UserID)
+		err = store.DeleteUser(r.Context(), id, p.UserID)
+		if err == nil {
+			audit.Record(r.Context(), "user.delete", "user", id)
+		}
+		if e, ok := apperr.As(err); images != nil && (err == nil || ok && e.Code == apperr.NotFound) {
+			if perr := images.PurgeUsers(r.Context(), id); perr != nil {
+				httpapi.Logger(r.Context()).Error("purge the pictures of a deleted user", "user_id", id, "error", perr.Error())
+			}
+		}
 		if err != nil {
 			httpapi.Error(w, r, err)
 			return
-		}
-		audit.Record(r.Context(), "user.delete", "user", id)
-		if images != nil && key != "" {
-			if err := images.RemoveUserImage(r.Context(), key); err != nil {
-				httpapi.Logger(r.Context()).Error("remove the profile image of a deleted user",
-					"user_id", id, "error", err.Error())
-			}
 		}
 		httpapi.OK(w, r, MsgUserDeleted)
 	})

@@ -2,6 +2,7 @@ package adminusers_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	_ "image/jpeg"
@@ -11,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/mediacatalog/service/infra/demo"
@@ -20,8 +20,10 @@ import (
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
+	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/cdnnotify"
+	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/images"
 	"github.com/mediacatalog/service/shared/imageset"
@@ -46,10 +48,12 @@ var userImages = testenv.ImageRoutes{
 func TestImageRoutes(t *testing.T) { userImages.Run(t) }
 
 // imgServer is the admin-users group with the real media side (testenv.ImageGroup) and
-// the cdn group behind a real HTTP server, told about changes by the http notifier.
+// the cdn group behind a real HTTP server, told about changes by the http notifier,
+// which invalidates a CloudFront stand-in.
 type imgServer struct {
 	*testenv.ImageGroup
 	cdn *httptest.Server
+	cf  *testenv.CloudFront
 }
 
 func newImgServer(t *testing.T, o testenv.ImageOptions) *imgServer {
@@ -60,9 +64,14 @@ func newImgServer(t *testing.T, o testenv.ImageOptions) *imgServer {
 	if o.Files == nil {
 		o.Files = testenv.NewS3Store(t)
 	}
-	s := &imgServer{}
+	s := &imgServer{cf: testenv.NewCloudFront(t, "E2EXAMPLE12345")}
+	inv, err := cdn.NewCloudFront(awsconfig.Load(config.Config{AWSRegion: "us-east-1", CloudFrontEndpoint: s.cf.URL}),
+		cdn.CloudFrontOptions{Distribution: s.cf.Dist, Endpoint: s.cf.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.cdn = httptest.NewServer(httpapi.Wrap(httpapi.NewMux(cdn.Routes(cdn.Deps{
-		Users: o.DB.DB, Files: o.Files, CacheBytes: 1 << 20,
+		Users: o.DB.DB, Files: o.Files, CacheBytes: 1 << 20, Invalidator: inv, Ledger: o.DB.DB,
 	})), httpapi.Options{Log: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(s.cdn.Close)
 	notifier, err := cdnnotify.NewHTTPNotifier(s.cdn.URL, s.cdn.Client())
@@ -191,28 +200,88 @@ func TestImageCycle(t *testing.T) {
 	}
 }
 
-// Deleting a user removes their image's objects once the deletion committed.
-func TestDeleteUserRemovesImage(t *testing.T) {
+// TestDeleteUserIsIrreversible: deleting a user takes every version of their pictures
+// from the versioned bucket (two uploads leave the first one's as noncurrent versions
+// and delete markers), every row that names them (the ledger of CloudFront
+// invalidations included), and CloudFront's copies of their three avatar URLs; the cdn,
+// whose container served the picture a moment before, answers 404. Another user's
+// pictures stay.
+func TestDeleteUserIsIrreversible(t *testing.T) {
 	s := newImgServer(t, testenv.ImageOptions{})
+	ctx := context.Background()
 	s.upload(t, demo.MemberUserID, avatartest.Base64(avatartest.JPEG(t, 200, 200)))
+	s.upload(t, demo.MemberUserID, avatartest.Base64(avatartest.PNG(t, 200, 200, true)))
 	s.upload(t, demo.EditorUserID, avatartest.Base64(avatartest.JPEG(t, 200, 200)))
-	if _, _, _, etag := s.avatar(t, "/user/avatar/3"); etag == "" {
-		t.Fatal("no image served")
-	}
-	code, resp := s.Call(t, http.MethodDelete, "/admin-users/delete/3", nil, s.Admin)
-	if code != 200 {
-		t.Fatalf("delete: %d %s", code, resp.Data)
-	}
-	for _, k := range s.Objects(t) {
-		if strings.HasPrefix(k, "users/3/") {
-			t.Errorf("object %s of the deleted user stays", k)
+	for _, path := range []string{"/user/avatar/3", "/user/avatar/3/high"} {
+		if status, _, _, _ := s.avatar(t, path); status != http.StatusOK {
+			t.Fatalf("GET %s before the deletion: %d", path, status)
 		}
 	}
-	if n := len(s.Objects(t)); n != 2 {
-		t.Errorf("%d objects, want the editor's 2", n)
+	versions := func(prefix string) []string {
+		t.Helper()
+		v, err := s.Files.Versions(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	// The cdn was told: the deleted user is gone there too.
-	if status, _, _, _ := s.avatar(t, "/user/avatar/3"); status != http.StatusNotFound {
-		t.Errorf("cdn answers %d for the deleted user, want 404", status)
+	if n := len(versions("users/3/")); n < 6 {
+		t.Fatalf("%d versions of the member's pictures before the deletion, want 6 (a versioned bucket)", n)
+	}
+	s.cf.Reset(false)
+
+	code, resp := s.Call(t, http.MethodDelete, "/admin-users/delete/3", nil, s.Admin)
+	if code != 200 || resp.Data != adminusers.MsgUserDeleted {
+		t.Fatalf("delete: %d %s", code, resp.Data)
+	}
+	if v := versions("users/3/"); len(v) != 0 {
+		t.Errorf("%d versions of the deleted user's pictures stay in the bucket: %v", len(v), v)
+	}
+	if rows := s.DB.RowsNamingUser(t, demo.MemberUserID); len(rows) != 0 {
+		t.Errorf("rows still name the deleted user: %v", rows)
+	}
+	batches, _ := s.cf.Invalidations()
+	if want := "[[/user/avatar/3 /user/avatar/3/high /user/avatar/3/scaled]]"; fmt.Sprint(batches) != want {
+		t.Errorf("CloudFront invalidations %v, want %s", batches, want)
+	}
+	for _, path := range []string{"/user/avatar/3", "/user/avatar/3/high"} {
+		if status, _, _, _ := s.avatar(t, path); status != http.StatusNotFound {
+			t.Errorf("cdn answers GET %s of the deleted user with %d, want 404", path, status)
+		}
+	}
+	if n := len(versions("users/2/")); n != 2 {
+		t.Errorf("%d versions of the editor's picture, want their 2 untouched", n)
+	}
+}
+
+// TestDeleteUserRetried: a crash after the deletion committed left the purge undone;
+// the admin's retry answers 404 (the user is gone) and finishes it, and the next
+// deletion of anyone finishes one a crash left longer ago.
+func TestDeleteUserRetried(t *testing.T) {
+	s := newImgServer(t, testenv.ImageOptions{})
+	ctx := context.Background()
+	s.upload(t, demo.MemberUserID, avatartest.Base64(avatartest.JPEG(t, 200, 200)))
+	s.upload(t, demo.EditorUserID, avatartest.Base64(avatartest.JPEG(t, 200, 200)))
+	// Both deletions crash right after their commits: the rows are gone, the pictures stay.
+	for _, id := range []int64{demo.MemberUserID, demo.EditorUserID} {
+		if err := s.DB.DeleteUser(ctx, id, demo.AdminUserID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.DB.Exec(t, `UPDATE user_purges SET deleted_at = now() - interval '5 minutes' WHERE user_id = $1`, demo.EditorUserID)
+	if n := len(s.Objects(t)); n != 4 {
+		t.Fatalf("%d objects after the crashed deletions, want 4", n)
+	}
+	code, resp := s.Call(t, http.MethodDelete, "/admin-users/delete/3", nil, s.Admin)
+	if code != 404 || resp.Data != "User not found" {
+		t.Fatalf("retried delete: %d %s, want 404 User not found", code, resp.Data)
+	}
+	for _, id := range []int64{demo.MemberUserID, demo.EditorUserID} {
+		if v, _ := s.Files.Versions(ctx, fmt.Sprintf("users/%d/", id)); len(v) != 0 {
+			t.Errorf("user %d: %d versions stay after the retry", id, len(v))
+		}
+		if rows := s.DB.RowsNamingUser(t, id); len(rows) != 0 {
+			t.Errorf("user %d: rows still name the deleted user: %v", id, rows)
+		}
 	}
 }

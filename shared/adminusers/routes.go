@@ -19,13 +19,13 @@ type Store interface {
 	Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage, error)
 	User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error)
 	EditUser(ctx context.Context, id, editorID int64, e catalog.UserEdit) (catalog.UserEditResult, error)
-	DeleteUser(ctx context.Context, id, actorID int64) (image string, err error)
+	DeleteUser(ctx context.Context, id, actorID int64) error
 	LogoutUser(ctx context.Context, id, actorID int64) (catalog.Logout, error)
 }
 
 // Images stores and removes profile images; *avatars.Service satisfies it. When
 // Deps.Images is nil the update-image and delete-image routes are not registered and a
-// deleted user's stored image objects stay.
+// deleted user's stored image objects stay (with the record of their purge).
 type Images interface {
 	avatars.Uploader
 	// UpdateUserImage makes encoded (Base64 or a data URL) the user's profile image.
@@ -33,10 +33,12 @@ type Images interface {
 	// DeleteUserImage fails with a cause that is not an apperr (a 500) when the user
 	// has no image.
 	DeleteUserImage(ctx context.Context, id int64) error
-	// RemoveUserImage removes every stored object of the profile image whose key
-	// (users.profile_image) is ref. It runs after a user's deletion has committed; its
-	// failure is logged and the deletion stands.
-	RemoveUserImage(ctx context.Context, ref string) error
+	// PurgeUsers removes every version of a deleted user id's stored pictures and
+	// CloudFront's copies, when that is still to do, and what a crash or a failure left
+	// of earlier deletions. It runs after a user's deletion has committed, and after a
+	// deletion that finds the user gone (a retry); its failure is logged, the deletion
+	// stands and the next deletion purges again.
+	PurgeUsers(ctx context.Context, id int64) error
 }
 
 // Deps are what the group needs.

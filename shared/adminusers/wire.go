@@ -34,5 +34,6 @@ var Group = app.Group{Name: "admin-users", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
+		a.Check("s3", av.Ready)
 		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Images: av}), nil
 	}}

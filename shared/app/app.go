@@ -52,6 +52,7 @@ type App struct {
 	internal []string // mux patterns of the Internal routes built (Routes)
 	db       *postgres.DB
 	sessions *auth.Sessions
+	checks   []check // the readiness checks of what was built (readiness.go)
 	closers  []func()
 }
 
@@ -123,6 +124,7 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 		}
 		a.db = db
 		a.closers = append(a.closers, db.Close)
+		a.addCheck(check{name: "postgres", run: func(ctx context.Context) (string, error) { return "", db.Ready(ctx) }})
 	}
 	return a.db, nil
 }
@@ -162,6 +164,7 @@ func (a *App) Sessions(ctx context.Context) (*auth.Sessions, error) {
 			return nil, err
 		}
 		a.sessions = s
+		a.addCheck(check{name: "sessions", run: func(ctx context.Context) (string, error) { return "", s.Ready(ctx) }})
 	}
 	return a.sessions, nil
 }
@@ -180,6 +183,7 @@ func (a *App) SetDB(db *postgres.DB) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.db = db
+	a.addCheck(check{name: "postgres", run: func(ctx context.Context) (string, error) { return "", db.Ready(ctx) }})
 }
 
 // Close releases what the App created.

@@ -59,5 +59,5 @@ func Run(ctx context.Context, group Group, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	return lambdahttp.Start(ctx, h, net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), getenv, log)
+	return lambdahttp.Start(ctx, h, a.Readiness(group, h), net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port)), getenv, log)
 }

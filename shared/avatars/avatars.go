@@ -10,6 +10,9 @@
 //	        one statement points the row at them (404 if the row is gone) -> delete
 //	        the replaced objects -> notify
 //	delete: clear the row's reference -> delete its objects -> notify
+//	a user deleted (PurgeUsers, after the deletion committed): every version of every
+//	        object under users/<id>/ -> notify (CloudFront's copies go) -> the
+//	        purge's record and the ledger row removed
 //
 // A failure before the row is pointed at the new objects deletes them again, so a
 // failed upload leaves nothing behind. Once the database change stands, the request
@@ -44,7 +47,12 @@ const cleanupTimeout = 30 * time.Second
 // Files is the bucket; *s3store.Store satisfies it.
 type Files interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
+	// Delete removes the current objects (a versioned bucket keeps their versions).
 	Delete(ctx context.Context, keys ...string) error
+	// DeleteVersions removes every version and delete marker under prefix, for good.
+	DeleteVersions(ctx context.Context, prefix string) (int, error)
+	// Ready is the bucket's readiness check (s3store.Store.Ready).
+	Ready(ctx context.Context) error
 }
 
 // Store holds the image references; *postgres.DB satisfies it. Each method returns the
@@ -58,6 +66,12 @@ type Store interface {
 	ClearUserImage(ctx context.Context, id int64) (old string, err error)
 	SetContributorImage(ctx context.Context, id int64, ref string) (old string, err error)
 	ClearContributorImage(ctx context.Context, id int64) (old string, err error)
+	// PendingUserPurges are the deleted users whose pictures are still to be purged:
+	// id's purge first when it has one, then at most others a crash or a failure left.
+	PendingUserPurges(ctx context.Context, id int64, others int) ([]int64, error)
+	// FinishUserPurge removes the record of user id's purge and what stayed of the user
+	// for it (their invalidation ledger row).
+	FinishUserPurge(ctx context.Context, id int64) error
 }
 
 // Deps are what a Service needs.
@@ -83,6 +97,10 @@ type Service struct {
 func New(d Deps) *Service {
 	return &Service{d: d}
 }
+
+// Ready is the readiness check of the service's bucket, for the function's readiness
+// probe.
+func (s *Service) Ready(ctx context.Context) error { return s.d.Files.Ready(ctx) }
 
 // Available reports apperr.Unavailable "This service is not handling file uploads."
 // unless this instance handles image uploads. The routes check it right after
@@ -135,11 +153,55 @@ func (s *Service) DeleteUserImage(ctx context.Context, id int64) error {
 	return s.delete(ctx, s.users(), id)
 }
 
-// RemoveUserImage removes the objects of a deleted user's profile image (ref as the
-// users.profile_image column held it) and tells the cdn. Call it after the deletion
-// committed.
-func (s *Service) RemoveUserImage(ctx context.Context, ref string) error {
-	return s.remove(ctx, s.users(), ref)
+// sweepBatch is how many purges that a crash or a failure left a deletion finishes
+// besides its own: each costs a listing, a deletion and a cdn call in the request's
+// cleanup time, and a crash is rare.
+const sweepBatch = 2
+
+// PurgeUsers runs after DELETE /admin-users/delete/{id} (its user's deletion
+// committed, or a retried deletion found the user gone): it purges user id's pictures
+// if their purge is still to do, and up to sweepBatch purges a crash or a failure left.
+// A purge deletes every version of every object under users/<id>/ (the versioned
+// bucket keeps a replaced or deleted picture for its noncurrent lifetime), tells the
+// cdn, whose change call waits out its containers' reference reads and invalidates
+// CloudFront's copies of the user's avatar URLs, then removes its record: a step that
+// fails leaves the record, so the next deletion (of anyone) purges again, and each
+// step is harmless to repeat. It returns the failure of id's own purge; the others'
+// are logged.
+func (s *Service) PurgeUsers(ctx context.Context, id int64) error {
+	ctx, cancel := httpapi.Detached(ctx, cleanupTimeout)
+	defer cancel()
+	ids, err := s.d.Store.PendingUserPurges(ctx, id, sweepBatch)
+	if err != nil {
+		return err
+	}
+	var own error
+	for _, u := range ids {
+		err := s.purgeUser(ctx, u)
+		switch {
+		case u == id:
+			own = err
+		case err != nil:
+			httpapi.Logger(ctx).Error("purge the pictures of a deleted user, left by an earlier deletion", "user_id", u, "error", err.Error())
+		default:
+			httpapi.Logger(ctx).Info("purged the pictures of a deleted user, left by an earlier deletion", "user_id", u)
+		}
+	}
+	return own
+}
+
+// purgeUser is one user's purge.
+func (s *Service) purgeUser(ctx context.Context, id int64) error {
+	prefix := imageset.Prefix(imageset.Users, id)
+	if _, err := s.d.Files.DeleteVersions(ctx, prefix); err != nil {
+		return fmt.Errorf("purge %s: %w", prefix, err)
+	}
+	if s.d.Notifier != nil {
+		if err := s.d.Notifier.AvatarChanged(ctx, id); err != nil {
+			return fmt.Errorf("purge user %d: tell the cdn: %w", id, err)
+		}
+	}
+	return s.d.Store.FinishUserPurge(ctx, id)
 }
 
 // UpdateContributorAvatar makes encoded contributor id's avatar. Bad image data:

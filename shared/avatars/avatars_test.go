@@ -201,14 +201,13 @@ func TestRemoveAfterDeletion(t *testing.T) {
 	f.notifier.told()
 	userImage, contributorImage := f.ref(t, userRef, demo.MemberUserID), f.ref(t, contributorRef, 1)
 
-	// Each kind refuses the other's references, and references that are not ours.
+	// A contributor's avatar refuses a user's references, and references that are not ours.
 	for _, tc := range []struct {
 		name string
 		err  error
 	}{
 		{"user ref as avatar", f.svc.RemoveContributorAvatar(ctx, userImage)},
-		{"avatar ref as user image", f.svc.RemoveUserImage(ctx, contributorImage)},
-		{"foreign reference", f.svc.RemoveUserImage(ctx, "publishers/kodansha.png")},
+		{"foreign reference", f.svc.RemoveContributorAvatar(ctx, "publishers/kodansha.png")},
 	} {
 		if tc.err == nil {
 			t.Errorf("%s: accepted", tc.name)
@@ -217,18 +216,109 @@ func TestRemoveAfterDeletion(t *testing.T) {
 	if n := len(f.keys(t, "")); n != 4 {
 		t.Fatalf("%d objects, want 4 untouched", n)
 	}
-
-	if err := f.svc.RemoveUserImage(ctx, userImage); err != nil {
-		t.Fatal(err)
-	}
 	if err := f.svc.RemoveContributorAvatar(ctx, contributorImage); err != nil {
 		t.Fatal(err)
 	}
-	if keys := f.keys(t, ""); len(keys) != 0 {
+	if keys := f.keys(t, "contributors/"); len(keys) != 0 {
 		t.Errorf("left objects %v", keys)
 	}
-	if got := f.notifier.told(); !slices.Equal(got, []int64{demo.MemberUserID}) {
-		t.Errorf("cdn told about %v, want the user only", got)
+	if got := f.notifier.told(); len(got) != 0 {
+		t.Errorf("cdn told about %v, want nobody (it serves users only)", got)
+	}
+}
+
+// TestPurgeUsers: a deleted user's purge removes every version of their pictures (two
+// uploads and a removal leave noncurrent versions and delete markers in the versioned
+// bucket), tells the cdn and removes the purge's record; it finishes a purge an earlier
+// deletion left (a crash after its commit) and leaves alone the users who exist. A purge
+// that fails (S3 unreachable, the cdn failing) keeps its record for the next one.
+func TestPurgeUsers(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	pic := avatartest.Base64(avatartest.PNG(t, 64, 64, false))
+	for _, id := range []int64{demo.MemberUserID, demo.MemberUserID, demo.EditorUserID, demo.AdminUserID} {
+		if err := f.svc.UpdateUserImage(ctx, id, pic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.svc.DeleteUserImage(ctx, demo.EditorUserID); err != nil {
+		t.Fatal(err)
+	}
+	f.notifier.told()
+	versions := func(prefix string) []string {
+		t.Helper()
+		v, err := f.files.Versions(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if n := len(versions("users/3/")); n != 6 {
+		t.Fatalf("%d versions of the member's pictures, want 6 (two uploads, the first one's delete markers)", n)
+	}
+	if n := len(versions("users/2/")); n != 4 {
+		t.Fatalf("%d versions of the editor's pictures, want 4 (an upload and its delete markers)", n)
+	}
+	pending := func() string {
+		return f.db.Text(t, `SELECT coalesce(string_agg(user_id::text, ',' ORDER BY user_id), '') FROM user_purges`)
+	}
+
+	// The editor's deletion crashed after its commit, a while ago.
+	if err := f.db.DeleteUser(ctx, demo.EditorUserID, demo.AdminUserID); err != nil {
+		t.Fatal(err)
+	}
+	f.db.Exec(t, `UPDATE user_purges SET deleted_at = now() - interval '10 minutes'`)
+	if err := f.db.DeleteUser(ctx, demo.MemberUserID, demo.AdminUserID); err != nil {
+		t.Fatal(err)
+	}
+
+	// The cdn failing: the versions go, the records stay (CloudFront is told next time).
+	f.notifier.err = errors.New("cdn down")
+	if err := f.svc.PurgeUsers(ctx, demo.MemberUserID); err == nil {
+		t.Error("a purge whose cdn call failed succeeded")
+	}
+	if got := pending(); got != "2,3" {
+		t.Errorf("pending purges %q after the cdn failed, want 2,3", got)
+	}
+	f.notifier.err = nil
+	f.notifier.told()
+
+	if err := f.svc.PurgeUsers(ctx, demo.MemberUserID); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"users/3/", "users/2/"} {
+		if v := versions(prefix); len(v) != 0 {
+			t.Errorf("versions of a deleted user stay: %v", v)
+		}
+	}
+	if n := len(versions("users/1/")); n != 2 {
+		t.Errorf("%d versions of the admin's picture, want their 2 untouched", n)
+	}
+	if got := f.notifier.told(); !slices.Equal(got, []int64{demo.MemberUserID, demo.EditorUserID}) {
+		t.Errorf("cdn told about %v, want the member, then the editor", got)
+	}
+	if got := pending(); got != "" {
+		t.Errorf("pending purges %q, want none", got)
+	}
+	// Nothing left to do: another call purges nothing and tells nobody.
+	if err := f.svc.PurgeUsers(ctx, demo.MemberUserID); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.notifier.told(); len(got) != 0 {
+		t.Errorf("cdn told about %v after the purge was done", got)
+	}
+
+	// S3 unreachable (last: the failures open the process's S3 breaker): the record stays.
+	f.db.Exec(t, `INSERT INTO users (id, slug, username) VALUES (50, 'gone', 'Gone')`)
+	if err := f.db.DeleteUser(ctx, 50, demo.AdminUserID); err != nil {
+		t.Fatal(err)
+	}
+	broken := avatars.New(avatars.Deps{Files: testenv.UnreachableS3(t), Store: f.db.DB, Notifier: f.notifier, FileService: true})
+	if err := broken.PurgeUsers(ctx, 50); err == nil {
+		t.Error("a purge with S3 unreachable succeeded")
+	}
+	if got := pending(); got != "50" {
+		t.Errorf("pending purges %q after a failed one, want 50", got)
 	}
 }
 

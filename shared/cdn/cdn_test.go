@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"image"
 	_ "image/jpeg"
@@ -15,7 +14,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -285,7 +283,8 @@ func TestRequestLines(t *testing.T) {
 	}
 }
 
-// Range requests get the whole image, 200, as the spec answers (no 206, no 416).
+// Range requests get the whole image, 200, as the spec answers (no 206, no 416), and
+// no answer offers ranges (Accept-Ranges).
 func TestRangeIgnored(t *testing.T) {
 	w := newWorld(t)
 	h := w.handler(cdn.Deps{CacheBytes: 1 << 20})
@@ -294,9 +293,9 @@ func TestRangeIgnored(t *testing.T) {
 	for _, rng := range []string{"bytes=0-9", "bytes=999999999-", "nonsense"} {
 		t.Run(rng, func(t *testing.T) {
 			rec := get(t, h, path, "Range", rng)
-			if rec.Code != http.StatusOK || rec.Body.Len() != whole || rec.Header().Get("Content-Range") != "" {
-				t.Errorf("status %d, %d bytes of %d, Content-Range %q; want 200 and the whole image",
-					rec.Code, rec.Body.Len(), whole, rec.Header().Get("Content-Range"))
+			if rec.Code != http.StatusOK || rec.Body.Len() != whole || rec.Header().Get("Content-Range") != "" || rec.Header()["Accept-Ranges"] != nil {
+				t.Errorf("status %d, %d bytes of %d, Content-Range %q, Accept-Ranges %q; want 200 and the whole image, no ranges offered",
+					rec.Code, rec.Body.Len(), whole, rec.Header().Get("Content-Range"), rec.Header()["Accept-Ranges"])
 			}
 		})
 	}
@@ -443,56 +442,15 @@ func TestRefReuse(t *testing.T) {
 	}
 }
 
-// cloudFront speaks CloudFront's CreateInvalidation (REST-XML), for the SDK's client
-// pointed at it through its base endpoint.
-type cloudFront struct {
-	t       *testing.T
-	mu      sync.Mutex
-	dist    string
-	batches [][]string
-	fail    bool
-	calls   int
-}
-
-func (c *cloudFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls++
-	if c.fail || r.Method != http.MethodPost || r.URL.Path != "/2020-05-31/distribution/"+c.dist+"/invalidation" {
-		w.Header().Set("Content-Type", "text/xml")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, `<?xml version="1.0"?><ErrorResponse xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Error><Type>Sender</Type><Code>NoSuchDistribution</Code><Message>The specified distribution does not exist.</Message></Error><RequestId>r1</RequestId></ErrorResponse>`)
-		return
-	}
-	var batch struct {
-		CallerReference string   `xml:"CallerReference"`
-		Quantity        int      `xml:"Paths>Quantity"`
-		Paths           []string `xml:"Paths>Items>Path"`
-	}
-	body, _ := io.ReadAll(r.Body)
-	if err := xml.Unmarshal(body, &batch); err != nil || batch.CallerReference == "" || batch.Quantity != len(batch.Paths) {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	c.batches = append(c.batches, batch.Paths)
-	w.Header().Set("Content-Type", "text/xml")
-	w.Header().Set("Location", "https://cloudfront.amazonaws.com/2020-05-31/distribution/"+c.dist+"/invalidation/I1")
-	w.WriteHeader(http.StatusCreated)
-	fmt.Fprintf(w, `<?xml version="1.0"?><Invalidation xmlns="http://cloudfront.amazonaws.com/doc/2020-05-31/"><Id>I1</Id><Status>InProgress</Status><CreateTime>2025-05-13T10:00:00Z</CreateTime>%s</Invalidation>`,
-		strings.TrimPrefix(string(body), `<?xml version="1.0" encoding="UTF-8"?>`))
-}
-
 // TestChange: the public change route creates an invalidation only when the user's
 // picture changed since the last one, for the exact URLs; a failed invalidation is
 // retried, counted as a metric and left for the next call.
 func TestChange(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	cf := &cloudFront{t: t, dist: "E2EXAMPLE12345"}
-	srv := httptest.NewServer(cf)
-	defer srv.Close()
+	cf := testenv.NewCloudFront(t, "E2EXAMPLE12345")
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"CLOUDFRONT_DISTRIBUTION_ID": cf.dist, "AWS_ENDPOINT_URL_CLOUDFRONT": srv.URL}[k]
+		return map[string]string{"CLOUDFRONT_DISTRIBUTION_ID": cf.Dist, "AWS_ENDPOINT_URL_CLOUDFRONT": cf.URL}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -542,26 +500,23 @@ func TestChange(t *testing.T) {
 			if tc.before != nil {
 				tc.before()
 			}
-			cf.mu.Lock()
-			cf.fail, cf.batches, cf.calls = tc.fail, nil, 0
-			cf.mu.Unlock()
+			cf.Reset(tc.fail)
 			logs.Reset()
 			rec := testenv.Do(t, h, testenv.Request(http.MethodPost, "/user/avatar/change/"+tc.id, nil))
 			if rec.Code != tc.status {
 				t.Fatalf("%d %s, want %d", rec.Code, rec.Body, tc.status)
 			}
-			cf.mu.Lock()
-			defer cf.mu.Unlock()
+			batches, calls := cf.Invalidations()
 			switch {
-			case tc.wantPaths == nil && len(cf.batches) != 0:
-				t.Errorf("invalidated %v, want no invalidation", cf.batches)
-			case tc.wantPaths != nil && (len(cf.batches) != 1 || strings.Join(cf.batches[0], " ") != strings.Join(tc.wantPaths, " ")):
-				t.Errorf("invalidated %v, want exactly one of %v", cf.batches, tc.wantPaths)
+			case tc.wantPaths == nil && len(batches) != 0:
+				t.Errorf("invalidated %v, want no invalidation", batches)
+			case tc.wantPaths != nil && (len(batches) != 1 || strings.Join(batches[0], " ") != strings.Join(tc.wantPaths, " ")):
+				t.Errorf("invalidated %v, want exactly one of %v", batches, tc.wantPaths)
 			}
 			failures := metricLines(t, logs.Bytes(), "InvalidationFailures")
 			if tc.fail {
-				if cf.calls < 3 {
-					t.Errorf("%d CreateInvalidation requests, want 3 attempts at least", cf.calls)
+				if calls < 3 {
+					t.Errorf("%d CreateInvalidation requests, want 3 attempts at least", calls)
 				}
 				if failures != 1 {
 					t.Errorf("%d InvalidationFailures metric lines, want 1:\n%s", failures, logs.String())

@@ -1,7 +1,6 @@
 package cdn
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -209,12 +208,12 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 	return defs[res], stale, nil
 }
 
-// serve writes pic through http.ServeContent, whose conditional-request logic
-// answers an If-None-Match that names the ETag (weak comparison, "*" included) with
-// 304, keeping ETag and Cache-Control. Range requests are not served: the spec answers
-// 200 with the whole image, and a small image gains nothing from parts (nor should an
-// unsatisfiable range be a plain-text 416 beside the Response Model), so the Range
-// header is dropped and the whole image is the answer.
+// serve writes pic through httpapi.ServeWhole (http.ServeContent), whose
+// conditional-request logic answers an If-None-Match that names the ETag (weak
+// comparison, "*" included) with 304, keeping ETag and Cache-Control. Range requests
+// are not served and no Accept-Ranges is sent: the spec answers 200 with the whole
+// image, and a picture of at most 512 pixels a side gains nothing from parts (nor
+// should an unsatisfiable range be a plain-text 416 beside the Response Model).
 //
 // A stale picture (load) lets caches keep it only a minute: it may have
 // been replaced while the database could not say so.
@@ -226,13 +225,7 @@ func serve(w http.ResponseWriter, r *http.Request, pic *picture, stale bool) {
 		h["Cache-Control"] = staleCacheControlValue
 	}
 	h["Content-Type"] = pic.contentType
-	if r.Header.Get("Range") != "" {
-		whole := *r
-		whole.Header = r.Header.Clone()
-		whole.Header.Del("Range")
-		r = &whole
-	}
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(pic.data))
+	httpapi.ServeWhole(w, r, pic.data)
 }
 
 // handleChange serves POST /user/avatar/change/{id}, called by the services that

@@ -22,6 +22,7 @@ var Group = app.Group{Name: "cdn", Secrets: secrets.Environment, Env: []string{"
 		if err != nil {
 			return nil, err
 		}
+		a.Check("s3", files.Ready)
 		d := Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
 		if a.Config.CloudFrontDistID != "" {
 			cf, err := NewCloudFront(awsCfg, CloudFrontOptions{Distribution: a.Config.CloudFrontDistID, Endpoint: a.Config.CloudFrontEndpoint})

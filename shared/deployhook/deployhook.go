@@ -1,18 +1,23 @@
 // Package deployhook is CodeDeploy's PreTraffic hook of the route groups' functions:
 // before any traffic shifts to a function's new version, it invokes that version with
-// the API Gateway v2 event of a read route of its group and reports to CodeDeploy
-// whether the answer is the one the API contract gives for it. A function that gets no
-// traffic during its canary leaves its alarms without data, so without the hook the
-// shift would complete on no evidence that the new version answers at all.
+// a readiness probe (package readiness) and reports to CodeDeploy whether the version
+// is ready: every dependency of its group checked (its secrets, the database, DynamoDB
+// or S3), and its group's route probes answered as the API contract says, status and
+// Response Model, judged here again. A function that gets no traffic during its canary
+// leaves its alarms without data, so without the hook the shift would complete on no
+// evidence that the new version works at all.
+//
+// The probe is an invocation, not an API request: a request to the version would need
+// the origin secret (every function refuses a request without it), which the hook
+// would then have to read; the version serves its route probes itself, with its own.
 package deployhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -25,58 +30,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediacatalog/service/shared/awsconfig"
-	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/readiness"
 )
 
-// Probe is the request a group's new version must answer, and the status the API
-// contract gives for it: a route that reaches the group's dependencies (its secrets at
-// start-up, the database for the public reads), needs no account and changes nothing.
-type Probe struct {
-	RouteKey       string
-	Path           string
-	PathParameters map[string]string
-	Query          url.Values
-	Want           int
-}
-
-// Probes are the probes by route group (the function's name after "<stack>-").
-var Probes = map[string]Probe{
-	// Reads the database; 200 with a list, empty or not.
-	"tags":       {RouteKey: "GET /tags", Path: "/tags", Query: url.Values{"client": {"1"}}, Want: http.StatusOK},
-	"publishers": {RouteKey: "GET /publishers", Path: "/publishers", Query: url.Values{"client": {"1"}, "limit": {"1"}}, Want: http.StatusOK},
-	// Looks the user up in the database; the largest id is never one.
-	"cdn": {RouteKey: "GET /user/avatar/{id}", Path: "/user/avatar/9223372036854775807",
-		PathParameters: map[string]string{"id": "9223372036854775807"}, Want: http.StatusNotFound},
-	// Start up (the secrets read), then check the session: no cookie is a 401 (oauth's
-	// rate limiter asks DynamoDB first).
-	"oauth":              {RouteKey: "GET /auth/oauth/connections", Path: "/auth/oauth/connections", Want: http.StatusUnauthorized},
-	"admin-users":        {RouteKey: "GET /admin-users", Path: "/admin-users", Want: http.StatusUnauthorized},
-	"admin-roles":        {RouteKey: "GET /admin-roles", Path: "/admin-roles", Want: http.StatusUnauthorized},
-	"admin-permissions":  {RouteKey: "GET /admin-permissions", Path: "/admin-permissions", Want: http.StatusUnauthorized},
-	"admin-contributors": {RouteKey: "GET /admin-contributors", Path: "/admin-contributors", Query: url.Values{"client": {"1"}}, Want: http.StatusUnauthorized},
-}
-
 // The hook's time limits: a probe's covers a cold start in the VPC with the secrets
-// read; the template gives the hook a Timeout above ProbeTimeout + 2 × CallTimeout, so
-// that it reports even when the new version never answers.
+// read and the version's readiness.Timeout; the template gives the hook a Timeout above
+// ProbeTimeout + 2 × CallTimeout, so that it reports even when the new version never
+// answers.
 const (
 	ProbeTimeout = 15 * time.Second
 	CallTimeout  = 5 * time.Second
 )
-
-// Event is the API Gateway v2 event of p for version (which its request id names).
-func (p Probe) Event(version string, now time.Time) ([]byte, error) {
-	return lambdahttp.Call{
-		Method:         strings.Fields(p.RouteKey)[0],
-		RouteKey:       p.RouteKey,
-		Path:           p.Path,
-		PathParameters: p.PathParameters,
-		Query:          p.Query,
-		UserAgent:      "media-catalog-deploy-hook",
-		RequestID:      fmt.Sprintf("deploy-hook-%s-%d", version, now.UnixNano()),
-		Time:           now,
-	}.Event()
-}
 
 // Event is what CodeDeploy passes to a lifecycle hook.
 type Event struct {
@@ -246,39 +210,45 @@ func ParseAppSpec(content, prefix string) (Target, error) {
 	case !strings.HasPrefix(p.Name, prefix):
 		return t, fmt.Errorf("function %q is not one of this stack's (%s*)", p.Name, prefix)
 	}
-	if _, ok := Probes[strings.TrimPrefix(p.Name, prefix)]; !ok {
-		return t, fmt.Errorf("function %q is no route group with a probe", p.Name)
+	if _, ok := readiness.Dependencies[strings.TrimPrefix(p.Name, prefix)]; !ok {
+		return t, fmt.Errorf("function %q is no route group with a readiness probe", p.Name)
 	}
 	return t, nil
 }
 
-// probe invokes the target version with its group's probe event.
+// probe invokes the target version with a readiness probe and judges its answer.
 func (h *Hook) probe(ctx context.Context, t Target) error {
-	p := Probes[strings.TrimPrefix(t.Function, h.Prefix)]
-	payload, err := p.Event(t.Version, h.Now())
-	if err != nil {
-		return err
-	}
+	group := strings.TrimPrefix(t.Function, h.Prefix)
 	ctx, cancel := context.WithTimeout(ctx, h.ProbeTimeout)
 	defer cancel()
 	out, err := h.Lambda.Invoke(ctx, &lambda.InvokeInput{
 		FunctionName:   aws.String(t.Function),
 		Qualifier:      aws.String(t.Version),
 		InvocationType: types.InvocationTypeRequestResponse,
-		Payload:        payload,
+		Payload:        readiness.Payload,
 	})
 	if err != nil {
 		return fmt.Errorf("invoke %s:%s: %w", t.Function, t.Version, err)
 	}
-	if fe := aws.ToString(out.FunctionError); fe != "" {
-		return fmt.Errorf("%s:%s failed (%s): %.500s", t.Function, t.Version, fe, out.Payload)
-	}
-	status, body, err := lambdahttp.DecodeResponse(out.Payload)
-	if err != nil {
+	if err := Judge(group, aws.ToString(out.FunctionError), out.Payload); err != nil {
 		return fmt.Errorf("%s:%s: %w", t.Function, t.Version, err)
 	}
-	if status != p.Want {
-		return fmt.Errorf("%s:%s answered %s with %d, want %d: %.500s", t.Function, t.Version, p.Path, status, p.Want, body)
+	return nil
+}
+
+// Judge is the verdict on a group's version by its answer to the readiness probe: the
+// invocation's FunctionError ("" when it returned) and payload. It is nil only for a
+// readiness.Result that readiness.Judge finds ready.
+func Judge(group, functionError string, payload []byte) error {
+	if functionError != "" {
+		return fmt.Errorf("failed (%s): %.500s", functionError, payload)
+	}
+	var res readiness.Result
+	if err := json.Unmarshal(payload, &res); err != nil {
+		return fmt.Errorf("answered no readiness result: %w: %.300s", err, payload)
+	}
+	if err := readiness.Judge(group, res); err != nil {
+		return fmt.Errorf("not ready: %w", err)
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/deployhook"
 	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/readiness"
 )
 
 const prefix = "media-catalog-test-"
@@ -42,12 +43,70 @@ func appSpec(function, current, target string) string {
 		"Hooks": [{"BeforeAllowTraffic": "CodeDeployHook_media-catalog-test-deploy-hook"}]}`, function, current, target)
 }
 
-// answer is how one function version answers the probe's event: a status through the
-// real Lambda entry (lambdahttp.Invoke), a crash, or nothing at all.
+// answer is how one function version answers the readiness probe: through the real
+// Lambda entry (lambdahttp.Entry), with the result ready makes of the group's healthy
+// one, or the API answer of a version without the probe (api: its status to every
+// event); a crash; or nothing at all.
 type answer struct {
-	status int
-	crash  bool
-	hang   bool
+	ready func(group string) readiness.Result
+	api   int
+	crash bool
+	hang  bool
+}
+
+// healthy is a group's ready answer: every dependency checked, every route probe
+// answered as the contract says.
+func healthy(group string) readiness.Result {
+	r := readiness.Result{Ready: true}
+	for _, d := range readiness.Dependencies[group] {
+		r.Checks = append(r.Checks, readiness.Check{Name: d, OK: true})
+	}
+	for _, p := range readiness.Probes[group] {
+		r.Checks = append(r.Checks, probeAnswer(p, p.Status, p.Data))
+	}
+	return r
+}
+
+// probeAnswer is a route probe's check for an answer of status with the Response Model
+// of data (a list when data is empty), judged as the version would.
+func probeAnswer(p readiness.Probe, status int, data string) readiness.Check {
+	body := `[{"id":1}]`
+	if data != "" {
+		body = fmt.Sprintf(`{"data":%q,"code":%d}`, data, status)
+	}
+	c := readiness.Check{Name: p.Name(), Status: status, Body: body, OK: true}
+	if err := p.Judge(status, []byte(body)); err != nil {
+		c.OK, c.Detail = false, err.Error()
+	}
+	return c
+}
+
+// everything is a group's answer from a version that answers every request with
+// status and message, its dependencies all fine.
+func everything(status int, msg string) func(string) readiness.Result {
+	return func(group string) readiness.Result {
+		r := healthy(group)
+		r.Checks = r.Checks[:len(readiness.Dependencies[group])]
+		for _, p := range readiness.Probes[group] {
+			r.Checks = append(r.Checks, probeAnswer(p, status, msg))
+		}
+		r.Ready = !slices.ContainsFunc(r.Checks, func(c readiness.Check) bool { return !c.OK })
+		return r
+	}
+}
+
+// failing is a group's answer whose dependency dep failed with detail.
+func failing(dep, detail string) func(string) readiness.Result {
+	return func(group string) readiness.Result {
+		r := healthy(group)
+		for i := range r.Checks {
+			if r.Checks[i].Name == dep {
+				r.Checks[i].OK, r.Checks[i].Detail = false, detail
+			}
+		}
+		r.Ready = false
+		return r
+	}
 }
 
 // front stands before moto's server, which holds Lambda's functions and versions. It
@@ -160,12 +219,25 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"errorMessage":"runtime error: invalid memory address or nil pointer dereference","errorType":"Runtime.ExitError"}`)
 		return
 	}
+	group := strings.TrimPrefix(fn, prefix)
 	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(a.status)
-		fmt.Fprintf(w, `{"data":"probe","code":%d}`, a.status)
+		w.WriteHeader(a.api)
+		fmt.Fprintf(w, `{"data":"probe","code":%d}`, a.api)
 	})
-	resp, err := lambdahttp.Invoke(r.Context(), h, event)
+	var ready lambdahttp.Readiness
+	if a.ready != nil {
+		ready = func(context.Context) readiness.Result { return a.ready(group) }
+	}
+	var inv lambdahttp.Invocation
+	if err := json.Unmarshal(event, &inv); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if a.ready == nil { // a version without the probe reads the payload as an API event
+		inv.Readiness = nil
+	}
+	resp, err := lambdahttp.Entry(h, ready)(r.Context(), inv)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -245,13 +317,18 @@ func motoFunctions(t *testing.T) (string, *lambda.Client) {
 	return motoURL, motoLambda
 }
 
-// TestHook: the hook invokes the deployment's target version with its group's probe
-// and reports what it saw: Succeeded for the contract's status, Failed for a 5xx, a
-// crash, another status, a version that does not answer (in the hook's own time), and
-// for a function that is not one of its stack's route groups (never invoked).
+// TestHook: the hook invokes the deployment's target version with the readiness probe
+// and reports what it saw: Succeeded for a version ready by every check and route
+// probe; Failed for a dependency failing (the database, the secrets), a check missing,
+// a version that answers 401, or 404, to everything, one without the probe, a crash, a
+// version that does not answer (in the hook's own time), and for a function that is
+// not one of its stack's route groups (never invoked).
 func TestHook(t *testing.T) {
 	motoURL, motoLambda := motoFunctions(t)
 	ctx := context.Background()
+	ready := answer{ready: healthy}
+	missing := answer{ready: func(g string) readiness.Result { r := healthy(g); r.Checks = r.Checks[1:]; return r }}
+	selfDoubt := answer{ready: func(g string) readiness.Result { r := healthy(g); r.Ready = false; return r }}
 
 	cases := []struct {
 		name     string
@@ -261,17 +338,25 @@ func TestHook(t *testing.T) {
 		invoked  bool
 		unknown  bool // CodeDeploy does not know the deployment
 	}{
-		{"tags answers 200", prefix + "tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusSucceeded, true, false},
-		{"cdn answers its probe's 404", prefix + "cdn", map[string]answer{"2": {status: 404}}, cdtypes.LifecycleEventStatusSucceeded, true, false},
-		{"admin-roles answers 401", prefix + "admin-roles", map[string]answer{"2": {status: 401}}, cdtypes.LifecycleEventStatusSucceeded, true, false},
-		{"tags answers 500", prefix + "tags", map[string]answer{"2": {status: 500}}, cdtypes.LifecycleEventStatusFailed, true, false},
-		{"tags answers 503", prefix + "tags", map[string]answer{"2": {status: 503}}, cdtypes.LifecycleEventStatusFailed, true, false},
-		{"the current version answers, the target 500", prefix + "tags", map[string]answer{"1": {status: 200}, "2": {status: 500}}, cdtypes.LifecycleEventStatusFailed, true, false},
-		{"admin-roles answers 200 without a session", prefix + "admin-roles", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"tags ready", prefix + "tags", map[string]answer{"2": ready}, cdtypes.LifecycleEventStatusSucceeded, true, false},
+		{"cdn ready", prefix + "cdn", map[string]answer{"2": ready}, cdtypes.LifecycleEventStatusSucceeded, true, false},
+		{"admin-roles ready", prefix + "admin-roles", map[string]answer{"2": ready}, cdtypes.LifecycleEventStatusSucceeded, true, false},
+		{"tags without its database", prefix + "tags", map[string]answer{"2": {ready: failing("postgres", "dial tcp: connection refused")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"admin-roles without its origin secret", prefix + "admin-roles", map[string]answer{"2": {ready: failing("secrets", "ORIGIN_SECRET is not set")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"cdn without its bucket", prefix + "cdn", map[string]answer{"2": {ready: failing("s3", "NoSuchBucket")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"a check missing", prefix + "admin-roles", map[string]answer{"2": missing}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"not ready by its own account", prefix + "tags", map[string]answer{"2": selfDoubt}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"admin-roles answers 401 to everything", prefix + "admin-roles", map[string]answer{"2": {ready: everything(401, "Unauthorized")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"admin-roles answers 404 to everything", prefix + "admin-roles", map[string]answer{"2": {ready: everything(404, "User not found")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"cdn answers 404 to everything", prefix + "cdn", map[string]answer{"2": {ready: everything(404, "User not found")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"cdn answers 401 to everything", prefix + "cdn", map[string]answer{"2": {ready: everything(401, "Unauthorized")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"tags answers 404 to everything", prefix + "tags", map[string]answer{"2": {ready: everything(404, "Not found")}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"a version without the probe", prefix + "tags", map[string]answer{"2": {api: 200}}, cdtypes.LifecycleEventStatusFailed, true, false},
+		{"the current version ready, the target not", prefix + "tags", map[string]answer{"1": ready, "2": {ready: failing("postgres", "timeout")}}, cdtypes.LifecycleEventStatusFailed, true, false},
 		{"tags crashes", prefix + "tags", map[string]answer{"2": {crash: true}}, cdtypes.LifecycleEventStatusFailed, true, false},
 		{"tags never answers", prefix + "tags", map[string]answer{"2": {hang: true}}, cdtypes.LifecycleEventStatusFailed, true, false},
-		{"another stack's function", "other-stack-tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, false, false},
-		{"an unknown deployment", prefix + "tags", map[string]answer{"2": {status: 200}}, cdtypes.LifecycleEventStatusFailed, false, true},
+		{"another stack's function", "other-stack-tags", map[string]answer{"2": ready}, cdtypes.LifecycleEventStatusFailed, false, false},
+		{"an unknown deployment", prefix + "tags", map[string]answer{"2": ready}, cdtypes.LifecycleEventStatusFailed, false, true},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -326,7 +411,7 @@ func TestHookVersionsApart(t *testing.T) {
 	motoURL, motoLambda := motoFunctions(t)
 	u, _ := url.Parse(motoURL)
 	f := &front{moto: httputil.NewSingleHostReverseProxy(u), lambda: motoLambda, released: make(chan struct{}),
-		answers:     map[string]answer{prefix + "tags:2": {hang: true}, prefix + "publishers:2": {hang: true}, prefix + "cdn:2": {status: 404}},
+		answers:     map[string]answer{prefix + "tags:2": {hang: true}, prefix + "publishers:2": {hang: true}, prefix + "cdn:2": {ready: healthy}},
 		deployments: map[string]string{"d-tags": appSpec(prefix+"tags", "1", "2"), "d-publishers": appSpec(prefix+"publishers", "1", "2"), "d-cdn": appSpec(prefix+"cdn", "1", "2")}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()

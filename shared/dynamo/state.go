@@ -135,6 +135,23 @@ func (s *StateStore) Consume(ctx context.Context, token string) (catalog.OAuthSt
 	return st, nil
 }
 
+// readinessToken is a state token never issued (issued ones are random).
+const readinessToken = "readiness-probe-never-issued"
+
+// Ready consumes a state never issued, for the function's readiness probe: the table
+// answers the conditional delete's ConditionalCheckFailed only when it exists and the
+// function may delete from it.
+func (s *StateStore) Ready(ctx context.Context) error {
+	_, err := s.Consume(ctx, readinessToken)
+	if errors.Is(err, catalog.ErrInvalidState) {
+		return nil
+	}
+	if err == nil {
+		return errors.New("dynamo: the readiness probe's state token was stored")
+	}
+	return err
+}
+
 // validToken accepts 1 to maxTokenLen characters of the base64url alphabet.
 func validToken(token string) bool {
 	if token == "" || len(token) > maxTokenLen {

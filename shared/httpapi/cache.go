@@ -67,7 +67,7 @@ func privateByDefault(next http.Handler, _ *Options) http.Handler {
 //     other answer is held, given a weak ETag of its bytes (weak: the same ETag names
 //     the gzip and the plain form, Compress) and written by http.ServeContent, whose
 //     conditional-request logic answers a matching If-None-Match with 304 and HEAD
-//     without a body. Range is not served: the answer is always whole.
+//     without a body. Range is not served: the answer is always whole (ServeWhole).
 //   - 4xx: CacheMissing, with an ETag.
 //   - 5xx: CachePrivate (never cached; CloudFront serves its stale copy instead).
 //
@@ -181,9 +181,14 @@ func (w *publicWriter) finish(r *http.Request) {
 
 // ServeWhole writes body as a 200 through http.ServeContent, whose conditional-request
 // logic answers an If-None-Match naming the ETag already set (weak comparison, "*"
-// included) with 304, keeping ETag and Cache-Control. The Range header is dropped, so
-// the answer is the whole body: a public answer is small, and a plain-text 416 would
-// stand beside the Response Model.
+// included) with 304, keeping ETag and Cache-Control. No answer of the API is served
+// in parts: the Range header is dropped, so the answer is the whole body, and the
+// Accept-Ranges: bytes that ServeContent adds is removed, so that no client or cache
+// is told it could ask for a range. A JSON answer is gzipped when the client accepts it
+// (Compress), and a byte range of a compressed body is a range of the gzip stream, not
+// of the JSON; a picture is at most a 512-pixel rendition, which gains nothing from
+// parts; and an unsatisfiable range would be a plain-text 416 beside the Response
+// Model. CloudFront still answers a viewer's range from the whole object it holds.
 func ServeWhole(w http.ResponseWriter, r *http.Request, body []byte) {
 	if r.Header.Get("Range") != "" {
 		whole := *r
@@ -191,5 +196,19 @@ func ServeWhole(w http.ResponseWriter, r *http.Request, body []byte) {
 		whole.Header.Del("Range")
 		r = &whole
 	}
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+	http.ServeContent(&wholeWriter{w}, r, "", time.Time{}, bytes.NewReader(body))
 }
+
+// wholeWriter removes ServeContent's Accept-Ranges before the header is sent.
+type wholeWriter struct{ http.ResponseWriter }
+
+func (w *wholeWriter) WriteHeader(code int) {
+	delete(w.Header(), "Accept-Ranges")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// ReadFrom keeps the wrapped writer's io.ReaderFrom visible to ServeContent's copy
+// (copyBody); ServeContent has written the header by then.
+func (w *wholeWriter) ReadFrom(src io.Reader) (int64, error) { return copyBody(w.ResponseWriter, src) }
+
+func (w *wholeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

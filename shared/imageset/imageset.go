@@ -126,6 +126,12 @@ func allOf(s string, ok func(byte) bool) bool {
 func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
 func isLowerHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' }
 
+// Prefix begins the key of every object ever stored for owner's record id, whatever
+// its name: "users/3/" (never a prefix of "users/31/...").
+func Prefix(owner Owner, id int64) string {
+	return fmt.Sprintf("%s/%d/", owner, id)
+}
+
 // Ref is the reference the database stores for the set.
 func (s ImageSet) Ref() string {
 	return fmt.Sprintf("%s/%d/%s.%s", s.Owner, s.ID, s.Name, s.Ext)

@@ -18,14 +18,19 @@ type Call struct {
 	RouteKey       string // the route's pattern, e.g. "POST /user/avatar/change/{id}"
 	Path           string
 	PathParameters map[string]string
-	Query          url.Values // the query string, if any
+	Query          url.Values        // the query string, if any
+	Header         map[string]string // more headers, by lower-case name
+	Cookies        []string          // "name=value" each
 	UserAgent      string
 	RequestID      string
 	Time           time.Time
 }
 
 // Event encodes c as the event's JSON.
-func (c Call) Event() ([]byte, error) {
+func (c Call) Event() ([]byte, error) { return json.Marshal(c.Request()) }
+
+// Request is c as the event API Gateway would bring.
+func (c Call) Request() events.APIGatewayV2HTTPRequest {
 	var query map[string]string
 	for k, v := range c.Query {
 		if query == nil {
@@ -33,12 +38,17 @@ func (c Call) Event() ([]byte, error) {
 		}
 		query[k] = strings.Join(v, ",") // as API Gateway joins a repeated parameter
 	}
-	return json.Marshal(events.APIGatewayV2HTTPRequest{
+	headers := map[string]string{"user-agent": c.UserAgent, "content-length": "0"}
+	for k, v := range c.Header {
+		headers[k] = v
+	}
+	return events.APIGatewayV2HTTPRequest{
 		Version:               "2.0",
 		RouteKey:              c.RouteKey,
 		RawPath:               c.Path,
 		RawQueryString:        c.Query.Encode(),
-		Headers:               map[string]string{"user-agent": c.UserAgent, "content-length": "0"},
+		Cookies:               c.Cookies,
+		Headers:               headers,
 		QueryStringParameters: query,
 		PathParameters:        c.PathParameters,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
@@ -55,7 +65,7 @@ func (c Call) Event() ([]byte, error) {
 				UserAgent: c.UserAgent,
 			},
 		},
-	})
+	}
 }
 
 // DecodeResponse reads a function's answer to such an event: its status and body.

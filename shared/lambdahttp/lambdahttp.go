@@ -25,6 +25,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/readiness"
 	"github.com/mediacatalog/service/shared/telemetry"
 )
 
@@ -47,8 +48,21 @@ const MaxResponseBody = 6*1024*1024 - 64*1024
 // format 2.0) events. The adapter sends a body that is not valid UTF-8 (a gzipped one)
 // Base64-encoded with isBase64Encoded set, as API Gateway expects.
 func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	serve := Proxy(h)
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		ctx, end := invocation(ctx)
+		resp, err := serve(ctx, req)
+		end(resp.StatusCode, err)
+		return resp, err
+	}
+}
+
+// Proxy is Handler without the invocation's span: the event through the adapter, the
+// answer held to MaxResponseBody. A readiness probe serves its route probes with it,
+// inside its own invocation.
+func Proxy(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	proxy := httpadapter.NewV2(withRequestID(h)).ProxyWithContext
-	serve := func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		resp, err := proxy(ctx, req)
 		if err != nil || len(resp.Body) <= MaxResponseBody {
 			return resp, err
@@ -57,11 +71,41 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 			"bytes", len(resp.Body), "base64", resp.IsBase64Encoded, "status", resp.StatusCode)
 		return tooLarge(ctx)
 	}
-	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+}
+
+// Readiness answers a readiness probe (package readiness): the function's own checks
+// and route probes, within readiness.Timeout.
+type Readiness func(ctx context.Context) readiness.Result
+
+// Invocation is a payload the Lambda runtime hands a function: an API Gateway v2
+// event, or a readiness probe, which has the field readiness.Field that no API Gateway
+// event has (API Gateway builds each event itself, so no request can make one).
+type Invocation struct {
+	events.APIGatewayV2HTTPRequest
+	Readiness *readiness.Request `json:"readinessProbe"`
+}
+
+// Entry is a function's Lambda handler: Handler(h) for API Gateway events, ready for a
+// readiness probe, whose result is the invocation's answer (and, not ready, an ERROR
+// line of the function's log). Without ready (nil) a probe is answered not ready.
+func Entry(h http.Handler, ready Readiness) func(context.Context, Invocation) (any, error) {
+	serve := Handler(h)
+	return func(ctx context.Context, inv Invocation) (any, error) {
+		if inv.Readiness == nil {
+			return serve(ctx, inv.APIGatewayV2HTTPRequest)
+		}
 		ctx, end := invocation(ctx)
-		resp, err := serve(ctx, req)
-		end(resp.StatusCode, err)
-		return resp, err
+		res := readiness.Result{Checks: []readiness.Check{}}
+		if ready != nil {
+			res = ready(ctx)
+		}
+		status := http.StatusOK
+		if !res.Ready {
+			status = http.StatusServiceUnavailable
+			slog.Default().Error("readiness probe: not ready", "checks", res.Checks)
+		}
+		end(status, nil)
+		return res, nil
 	}
 }
 
@@ -124,11 +168,12 @@ func Invoke(ctx context.Context, h http.Handler, event []byte) (events.APIGatewa
 	return Handler(h)(ctx, req)
 }
 
-// Start serves h until ctx is done: under Lambda through the runtime API, otherwise on
-// addr with a plain net/http server that shuts down gracefully.
-func Start(ctx context.Context, h http.Handler, addr string, getenv func(string) string, log *slog.Logger) error {
+// Start serves h until ctx is done: under Lambda through the runtime API (Entry, ready
+// answering readiness probes), otherwise on addr with a plain net/http server that
+// shuts down gracefully.
+func Start(ctx context.Context, h http.Handler, ready Readiness, addr string, getenv func(string) string, log *slog.Logger) error {
 	if UnderLambda(getenv) {
-		lambda.StartWithOptions(Handler(h), lambda.WithContext(ctx))
+		lambda.StartWithOptions(Entry(h, ready), lambda.WithContext(ctx))
 		return nil
 	}
 	return Serve(ctx, h, addr, log)

@@ -28,10 +28,12 @@ var Group = app.Group{Name: "oauth", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
+		states := dynamo.NewStateStore(dc, a.Config.StateTable)
+		a.Check("dynamodb", states.Ready)
 		return Routes(Deps{
 			Store:         db,
 			Sessions:      s,
-			States:        dynamo.NewStateStore(dc, a.Config.StateTable),
+			States:        states,
 			Limiter:       limiter,
 			Providers:     LoadProviders(a.Getenv, &http.Client{Transport: telemetry.Transport(nil)}, a.Log),
 			APIURL:        a.Config.APIURL,

@@ -100,7 +100,7 @@ func TestRoleUserCountKept(t *testing.T) {
 		}
 		for u := int64(112); u < 116; u++ {
 			wg.Go(func() {
-				_, err := db.DeleteUser(ctx, u, 1)
+				err := db.DeleteUser(ctx, u, 1)
 				errs <- err
 			})
 		}
@@ -147,7 +147,7 @@ func TestSignUpsRacingDeletions(t *testing.T) {
 			errs <- err
 		})
 		wg.Go(func() {
-			_, err := db.DeleteUser(ctx, int64(100+i), 1)
+			err := db.DeleteUser(ctx, int64(100+i), 1)
 			errs <- err
 		})
 	}

@@ -123,6 +123,16 @@ func setDefaultParams(params map[string]string) {
 // Close closes the pool.
 func (db *DB) Close() { db.Pool.Close() }
 
+// Ready runs one query through the pool (a connection made if none is idle: the proxy
+// reached, the login accepted), for the function's readiness probe.
+func (db *DB) Ready(ctx context.Context) error {
+	var one int
+	if err := db.Pool.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
+}
+
 // inTx runs fn in one transaction: committed when fn returns nil, rolled back otherwise.
 func (db *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, db.Pool, fn)

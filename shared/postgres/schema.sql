@@ -811,6 +811,11 @@ CREATE TABLE user_locks (
     expires_at timestamp with time zone NOT NULL
 );
 
+CREATE TABLE user_purges (
+    user_id bigint NOT NULL,
+    deleted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 CREATE TABLE user_roles (
     user_id bigint NOT NULL,
     role_id bigint NOT NULL
@@ -970,6 +975,9 @@ ALTER TABLE ONLY user_count
 
 ALTER TABLE ONLY user_locks
     ADD CONSTRAINT user_locks_pkey PRIMARY KEY (user_id);
+
+ALTER TABLE ONLY user_purges
+    ADD CONSTRAINT user_purges_pkey PRIMARY KEY (user_id);
 
 ALTER TABLE ONLY user_roles
     ADD CONSTRAINT user_roles_pkey PRIMARY KEY (user_id, role_id);

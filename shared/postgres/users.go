@@ -353,17 +353,18 @@ func requireIDs(ctx context.Context, tx pgx.Tx, table string, ids []int64) error
 
 // DeleteUser deletes user id with everything that is theirs (sessions, OAuth
 // connections, roles, the locks they hold and the lock on them: the schema cascades)
-// as actorID asks, and returns the key of their profile image ("" for none) so the
-// caller can remove the stored objects once the deletion stands. Only a full admin
-// deletes a full admin, and never the last one: apperr.Forbidden.
-func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) (string, error) {
-	var image *string
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
+// as actorID asks, and records in the same transaction that their stored pictures are
+// to be purged (user_purges; userpurges.go): the row stops pointing at the pictures
+// before any is removed, and what the purge must do survives a crash after the commit.
+// Only a full admin deletes a full admin, and never the last one: apperr.Forbidden.
+func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) error {
+	return db.inTx(ctx, func(tx pgx.Tx) error {
 		_, admins, err := mayActOn(ctx, tx, id, actorID)
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRow(ctx, `DELETE FROM users WHERE id = $1 RETURNING profile_image`, id).Scan(&image)
+		var deleted int64
+		err = tx.QueryRow(ctx, deleteUserSQL, id).Scan(&deleted)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return apperr.New(apperr.NotFound, apperr.MsgUserNotFound)
@@ -372,10 +373,6 @@ func (db *DB) DeleteUser(ctx context.Context, id, actorID int64) (string, error)
 		}
 		return keepAFullAdmin(ctx, tx, admins)
 	})
-	if err != nil || image == nil {
-		return "", err
-	}
-	return *image, nil
 }
 
 // mayActOn takes the access lock, loads the actor and refuses, as apperr.Forbidden,

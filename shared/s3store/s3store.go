@@ -94,6 +94,24 @@ func (s *Store) Get(ctx context.Context, key string) (catalog.StoredFile, error)
 	return catalog.StoredFile{Data: data, ContentType: aws.ToString(out.ContentType), ETag: aws.ToString(out.ETag)}, nil
 }
 
+// readinessKey is a key never written: Ready reads it.
+const readinessKey = "readiness/never-written"
+
+// Ready reads a key never written, for the function's readiness probe: S3 answers
+// NoSuchKey, or AccessDenied to a function that may not read or list it, only when the
+// bucket exists and the request was signed with valid credentials. Any other answer
+// (NoSuchBucket, InvalidAccessKeyId, a timeout) is the error.
+func (s *Store) Ready(ctx context.Context) error {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: aws.String(readinessKey)})
+	if err == nil {
+		return out.Body.Close()
+	}
+	if notFound(err) || accessDenied(err) {
+		return nil
+	}
+	return fmt.Errorf("s3store: bucket %s: %w", aws.ToString(s.bucket), err)
+}
+
 // notFound reports S3's NoSuchKey, and a 404 without S3's error document (some
 // S3-compatible servers), which the SDK reports as the code NotFound.
 func notFound(err error) bool {
@@ -109,22 +127,86 @@ func accessDenied(err error) bool {
 }
 
 // Delete removes the objects under keys, in batches of up to 1000 keys per request.
-// Keys without an object are no error. It reports every key S3 failed to delete.
+// Keys without an object are no error. It reports every key S3 failed to delete. In the
+// versioned bucket it leaves a delete marker: the replaced versions stay for the
+// bucket's noncurrent lifetime (the undo of an overwrite or a delete).
 func (s *Store) Delete(ctx context.Context, keys ...string) error {
-	for len(keys) > 0 {
-		n := min(len(keys), maxDeleteBatch)
-		batch := keys[:n]
-		keys = keys[n:]
-		ids := make([]types.ObjectIdentifier, len(batch))
-		for i, k := range batch {
-			ids[i].Key = aws.String(k)
+	ids := make([]types.ObjectIdentifier, len(keys))
+	for i, k := range keys {
+		ids[i].Key = aws.String(k)
+	}
+	return s.deleteObjects(ctx, ids)
+}
+
+// DeleteVersions removes, for good, every version of every object whose key begins
+// with prefix, and every delete marker there: what Delete leaves in a versioned bucket.
+// prefix ends with "/" ("users/3/" is never "users/31/"), or is "" for the whole bucket
+// (the tests' buckets). Each page of ListObjectVersions (up to 1000 versions and
+// markers) is deleted by version id with one DeleteObjects; it returns how many
+// versions and markers it removed. An S3-compatible server without versioning (the
+// local stack's file-backed gofakes3) answers ListObjectVersions NotImplemented: there
+// the current objects are all there is, and those are deleted.
+func (s *Store) DeleteVersions(ctx context.Context, prefix string) (int, error) {
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return 0, fmt.Errorf("s3store: delete the versions under %q: a prefix ends with /", prefix)
+	}
+	n := 0
+	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: s.bucket, Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if notImplemented(err) && n == 0 {
+			return s.deleteCurrent(ctx, prefix)
 		}
+		if err != nil {
+			return n, fmt.Errorf("s3store: list the versions under %s: %w", prefix, err)
+		}
+		ids := make([]types.ObjectIdentifier, 0, len(page.Versions)+len(page.DeleteMarkers))
+		for _, v := range page.Versions {
+			ids = append(ids, types.ObjectIdentifier{Key: v.Key, VersionId: v.VersionId})
+		}
+		for _, m := range page.DeleteMarkers {
+			ids = append(ids, types.ObjectIdentifier{Key: m.Key, VersionId: m.VersionId})
+		}
+		if err := s.deleteObjects(ctx, ids); err != nil {
+			return n, err
+		}
+		n += len(ids)
+	}
+	return n, nil
+}
+
+// deleteCurrent deletes the objects under prefix of a bucket without versions.
+func (s *Store) deleteCurrent(ctx context.Context, prefix string) (int, error) {
+	keys, err := s.List(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
+	return len(keys), s.Delete(ctx, keys...)
+}
+
+// notImplemented reports S3's NotImplemented error code.
+func notImplemented(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == "NotImplemented"
+}
+
+// deleteObjects deletes ids (keys, with a version id for one version) in batches of up
+// to 1000 per DeleteObjects request, and reports every one S3 failed to delete.
+func (s *Store) deleteObjects(ctx context.Context, ids []types.ObjectIdentifier) error {
+	for len(ids) > 0 {
+		n := min(len(ids), maxDeleteBatch)
+		batch := ids[:n]
+		ids = ids[n:]
 		out, err := s.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
 			Bucket: s.bucket,
-			Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
+			Delete: &types.Delete{Objects: batch, Quiet: aws.Bool(true)},
 		})
 		if err != nil {
-			return fmt.Errorf("s3store: delete %s: %w", strings.Join(batch, ", "), err)
+			keys := make([]string, len(batch))
+			for i, id := range batch {
+				keys[i] = aws.ToString(id.Key)
+			}
+			return fmt.Errorf("s3store: delete %s: %w", strings.Join(keys, ", "), err)
 		}
 		if len(out.Errors) > 0 {
 			errs := make([]error, len(out.Errors))
@@ -152,4 +234,25 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 		}
 	}
 	return keys, nil
+}
+
+// Versions returns every version and delete marker under prefix as "key version-id"
+// (a marker's id followed by " marker"), in the order S3 lists them (the tests look for
+// what a purge left with it).
+func (s *Store) Versions(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	pages := s3.NewListObjectVersionsPaginator(s.client, &s3.ListObjectVersionsInput{Bucket: s.bucket, Prefix: aws.String(prefix)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("s3store: list the versions under %s: %w", prefix, err)
+		}
+		for _, v := range page.Versions {
+			out = append(out, aws.ToString(v.Key)+" "+aws.ToString(v.VersionId))
+		}
+		for _, m := range page.DeleteMarkers {
+			out = append(out, aws.ToString(m.Key)+" "+aws.ToString(m.VersionId)+" marker")
+		}
+	}
+	return out, nil
 }

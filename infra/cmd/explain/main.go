@@ -203,7 +203,7 @@ func (f fixture) steps() []step {
 			return ignore(db.SetUserImage(ctx, f.User, "user/explain"))
 		}),
 		write("DELETE /admin-users/delete-image/{id}", func(ctx context.Context, db *postgres.DB) error { return ignore(db.ClearUserImage(ctx, f.User)) }),
-		write("DELETE /admin-users/delete/{id}", func(ctx context.Context, db *postgres.DB) error { return ignore(db.DeleteUser(ctx, f.Victim, 1)) }),
+		write("DELETE /admin-users/delete/{id}", func(ctx context.Context, db *postgres.DB) error { return db.DeleteUser(ctx, f.Victim, 1) }),
 		write("DELETE /admin-roles/delete/{id}", func(ctx context.Context, db *postgres.DB) error { return ignore(db.DeleteRole(ctx, f.Role, 1)) }),
 		write("POST /admin-permissions/add", func(ctx context.Context, db *postgres.DB) error {
 			return ignore(db.AddPermission(ctx, catalog.PermissionInput{Name: "explain-" + time.Now().Format("150405.000"), Description: "d"}))
