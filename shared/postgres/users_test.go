@@ -623,7 +623,7 @@ func TestLogoutRestoresOnceFree(t *testing.T) {
 	acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES (10, 'google', 'g-3', 'Member')`)
 	for i, want := range []string{catalog.RestoreLinkedElsewhere, catalog.RestoreLinkedElsewhere, catalog.RestoreRestored} {
 		if i == 2 {
-			if _, err := db.DeleteUser(ctx, 10, 1); err != nil {
+			if err := db.DeleteUser(ctx, 10, 1); err != nil {
 				t.Fatal(err)
 			}
 		}
