@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction \
 	DeployHookFunction)
@@ -188,6 +188,23 @@ purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
 	$(GO) run ./infra/cmd/bulk purge-client -client $(CLIENT)
+
+# After a point-in-time restore of the database (docs/operations.md): every picture a
+# restored row names current again, the objects no row names listed (DELETE=1 removes
+# them: a delete marker each, recoverable for NoncurrentImageDays). Idempotent; an
+# interrupted run is run again.
+reconcile-images: ## make the bucket agree with DATABASE_URL after a restore (S3_BUCKET; DELETE=1 removes what no row names)
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$$S3_BUCKET" || { echo "S3_BUCKET is not set (the stack's ImagesBucketName output)" >&2; exit 2; }
+	$(GO) run ./infra/cmd/reconcile-images $(if $(filter 1 true yes,$(DELETE)),-delete)
+
+# After a point-in-time restore, before the service answers from the restored database
+# (docs/operations.md): every session issued before refused, the revocations after the
+# restore point T made again from the audit records exported from CloudWatch Logs.
+restore-revocations: ## end every session of the restored DATABASE_URL and make again the revocations after T=<RFC 3339> that AUDIT=<files> name
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$(T)" -a -n "$(AUDIT)" || { echo "usage: make restore-revocations T=<restore point, e.g. 2026-12-02T09:30:00Z> AUDIT='<exported audit files>'" >&2; exit 2; }
+	$(GO) run ./infra/cmd/restore-revocations -after '$(T)' $(AUDIT)
 
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
