@@ -179,14 +179,23 @@ func did(had bool) string {
 	return "already gone"
 }
 
+// Options adjust Apply.
+type Options struct {
+	// KeepSessions leaves the sessions-valid-after mark as it is: only the restore
+	// rehearsal sets it, to show what the mark prevents.
+	KeepSessions bool
+}
+
 // Apply sets the sessions-valid-after mark on db, then makes again, in the order they
 // were made, the revocations of the records after after, and lists the grants after it
 // and a count of the other writes after it (which the restore undid for good).
-func Apply(ctx context.Context, db *postgres.DB, records []Record, after time.Time) (Result, error) {
+func Apply(ctx context.Context, db *postgres.DB, records []Record, after time.Time, o Options) (Result, error) {
 	var res Result
 	var err error
-	if res.Cutoff, err = db.SetSessionCutoff(ctx); err != nil {
-		return res, err
+	if !o.KeepSessions {
+		if res.Cutoff, err = db.SetSessionCutoff(ctx); err != nil {
+			return res, err
+		}
 	}
 	res.Others = map[string]int{}
 	later := slices.DeleteFunc(slices.Clone(records), func(r Record) bool { return !r.Time.After(after) })
@@ -222,7 +231,11 @@ func Apply(ctx context.Context, db *postgres.DB, records []Record, after time.Ti
 
 // Write prints res for the operator.
 func (res Result) Write(w io.Writer) {
-	fmt.Fprintf(w, "sessions valid after %s: every session issued before is refused\n", res.Cutoff.UTC().Format(time.RFC3339Nano))
+	if res.Cutoff.IsZero() {
+		fmt.Fprintln(w, "sessions-valid-after mark left as it was: the sessions issued before the restore are still accepted")
+	} else {
+		fmt.Fprintf(w, "sessions valid after %s: every session issued before is refused\n", res.Cutoff.UTC().Format(time.RFC3339Nano))
+	}
 	fmt.Fprintf(w, "revocations after the restore point made again: %d\n", len(res.Applied))
 	for _, l := range res.Applied {
 		fmt.Fprintln(w, "  "+l)

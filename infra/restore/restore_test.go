@@ -57,7 +57,7 @@ func TestApply(t *testing.T) {
 	if err != nil || len(records) != 8 {
 		t.Fatalf("%d records (%v), want 8", len(records), err)
 	}
-	res, err := restore.Apply(ctx, db.DB, records, point)
+	res, err := restore.Apply(ctx, db.DB, records, point, restore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestApply(t *testing.T) {
 	if n := db.Int(t, `SELECT count(*) FROM session_cutoff WHERE valid_after > $1`, point); n != 1 {
 		t.Error("the sessions-valid-after mark is not after the restore point")
 	}
-	again, err := restore.Apply(ctx, db.DB, records, point)
+	again, err := restore.Apply(ctx, db.DB, records, point, restore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

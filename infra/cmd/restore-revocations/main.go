@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	defer db.Close()
-	res, err := restore.Apply(ctx, db, records, t)
+	res, err := restore.Apply(ctx, db, records, t, restore.Options{})
 	res.Write(out)
 	if err != nil {
 		return fmt.Errorf("%w (run it again: what was made again is found done)", err)
