@@ -18,20 +18,39 @@ import (
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
-// restore runs the procedure of docs/operations.md on the local stack: the disaster
-// (the API and the primary stopped), the point-in-time recovery of the base backup
-// and the archive to T into a new cluster, the migrations, restore-revocations, the
-// API on the new cluster, reconcile-images.
-func (r *rehearsal) restore(ctx context.Context) error {
+// disaster stops the API and the primary: the database is lost.
+func (r *rehearsal) disaster() error {
 	r.srv.close()
 	r.srv = nil
 	r.db.Close()
 	r.db = nil
-	if err := r.primary.Stop(); err != nil {
-		return fmt.Errorf("stop the primary: %w", err)
-	}
+	err := r.primary.Stop()
 	r.primary = nil
-	dir := filepath.Join(r.run, "restored")
+	return err
+}
+
+// endRestore stops a restore's API and cluster, for the next restore of the backup.
+func (r *rehearsal) endRestore() {
+	if r.srv != nil {
+		r.srv.close()
+		r.srv = nil
+	}
+	if r.db != nil {
+		r.db.Close()
+		r.db = nil
+	}
+	if r.restored != nil {
+		_ = r.restored.Stop()
+		r.restored = nil
+	}
+}
+
+// restore runs the procedure of docs/operations.md on the local stack, as variant v
+// has it: the point-in-time recovery of the base backup and the archive to T into a
+// new cluster, the migrations, restore-revocations, the API on the new cluster,
+// reconcile-images.
+func (r *rehearsal) restore(ctx context.Context, v variant, n int) error {
+	dir := filepath.Join(r.run, fmt.Sprintf("restored-%d", n+1))
 	err := r.timed("point-in-time recovery to T into a new cluster", func() error { return r.recoverTo(ctx, dir) })
 	if err != nil {
 		return err
@@ -45,7 +64,7 @@ func (r *rehearsal) restore(ctx context.Context) error {
 	}
 	err = r.timed("make restore-revocations (the audit records after T)", func() error {
 		var records []restore.Record
-		for _, path := range r.logs {
+		for _, path := range r.auditLogs {
 			f, err := os.Open(path)
 			if err != nil {
 				return err
@@ -57,7 +76,7 @@ func (r *rehearsal) restore(ctx context.Context) error {
 			}
 			records = append(records, recs...)
 		}
-		res, err := restore.Apply(ctx, r.db, records, r.w.point, restore.Options{KeepSessions: r.o.skipCutoff})
+		res, err := restore.Apply(ctx, r.db, records, r.w.point, restore.Options{KeepSessions: v.skipCutoff})
 		fmt.Fprintf(r.o.out, "  %d audit records, %d after T: %d revocations made again, %d grants listed\n",
 			len(records), countAfter(records, r.w.point), len(res.Applied), len(res.ByHand))
 		return err
@@ -66,7 +85,7 @@ func (r *rehearsal) restore(ctx context.Context) error {
 		return err
 	}
 	err = r.timed("the API served from the restored database", func() error {
-		r.srv, err = r.serve(ctx, r.restored.Endpoint, "restored")
+		r.srv, err = r.serve(ctx, r.restored.Endpoint, fmt.Sprintf("restored-%d", n+1))
 		return err
 	})
 	if err != nil {
@@ -79,7 +98,7 @@ func (r *rehearsal) restore(ctx context.Context) error {
 	if r.sessions, err = auth.NewSessions(r.db, cfg); err != nil {
 		return err
 	}
-	if r.o.skipReconcile {
+	if v.skipReconcile {
 		fmt.Fprintln(r.o.out, "make reconcile-images DELETE=1: left out (-skip-reconcile)")
 		return nil
 	}
@@ -120,7 +139,10 @@ func (r *rehearsal) recoverTo(ctx context.Context, dir string) error {
 	r.restored, err = localservices.Postgres(ctx, localservices.Options{Dir: dir, Getenv: noDatabaseURL,
 		PostgresSettings: append([]string{"restore_command=cp " + r.archive + "/%f %p",
 			"recovery_target_time=" + r.w.point.UTC().Format("2006-01-02 15:04:05.999999-07:00"),
-			"recovery_target_action=promote", "archive_mode=off", "synchronous_commit=on"}, serverSizing...)})
+			"recovery_target_action=promote", "archive_mode=off", "synchronous_commit=on",
+			// A recovery first makes the copied files durable: one syncfs of the file
+			// system rather than an fsync of every file (seconds even for a small one).
+			"recovery_init_sync_method=syncfs"}, serverSizing...)})
 	if err != nil {
 		return err
 	}

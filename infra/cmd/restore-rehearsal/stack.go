@@ -63,7 +63,7 @@ type rehearsal struct {
 	stopS3    func()
 	s3        *s3.Client
 	srv       *server
-	logs      []string // the servers' log files: the audit records
+	auditLogs []string // the primary's API's log files: the audit records
 	sessions  *auth.Sessions
 	jwtSecret string
 
@@ -108,7 +108,10 @@ func (r *rehearsal) prepare(ctx context.Context) error {
 	if r.pgBin, err = localservices.PostgresBinaries(ctx, localservices.Options{Ephemeral: true}, ""); err != nil {
 		return err
 	}
-	err = r.timed("start the primary cluster, WAL archiving on", func() error {
+	// The bucket starts meanwhile: moto's server takes seconds to import.
+	s3ready := make(chan error, 1)
+	go func() { s3ready <- r.startS3(ctx) }()
+	err = r.timed("start the primary cluster, WAL archiving on, and the bucket (moto's S3, versioned)", func() error {
 		opts := localservices.Options{Dir: filepath.Join(r.root, "primary"), Ephemeral: r.o.dir == "", Getenv: noDatabaseURL,
 			PostgresSettings: append([]string{"archive_mode=on",
 				"archive_command=test ! -f " + r.archive + "/%f && cp %p " + r.archive + "/%f",
@@ -118,7 +121,7 @@ func (r *rehearsal) prepare(ctx context.Context) error {
 			opts.Dir = r.run
 		}
 		r.primary, err = localservices.Postgres(ctx, opts)
-		return err
+		return errors.Join(err, <-s3ready)
 	})
 	if err != nil {
 		return err
@@ -139,9 +142,6 @@ func (r *rehearsal) prepare(ctx context.Context) error {
 		return err
 	}
 	if err := r.timed("clear an earlier run's workload", func() error { return r.clearEarlierRun(ctx) }); err != nil {
-		return err
-	}
-	if err := r.timed("start the bucket (moto's S3, versioned)", func() error { return r.startS3(ctx) }); err != nil {
 		return err
 	}
 	cfg, err := config.Load(r.env(r.primary.Endpoint, ""))
@@ -228,7 +228,9 @@ func (r *rehearsal) serve(ctx context.Context, url, name string) (*server, error
 		ln.Close()
 		return nil, err
 	}
-	r.logs = append(r.logs, logPath)
+	if name == "primary" {
+		r.auditLogs = append(r.auditLogs, logPath)
+	}
 	a := app.New(cfg, httpapi.Logger(audit.CommandLogger(ctx, f)))
 	a.Getenv = env
 	h, err := a.Handler(ctx, adminusers.Group, cdn.Group)
