@@ -120,10 +120,10 @@ type step struct {
 type outcome struct {
 	variant variant
 	steps   []step
-	checks []check
-	rpo    time.Duration
-	rto    time.Duration
-	lost   time.Duration // the writes' span after T, which the restore gives up by design
+	checks  []check
+	rpo     time.Duration
+	rto     time.Duration
+	lost    time.Duration // the writes' span after T, which the restore gives up by design
 }
 
 // failed lists the checks that failed.
