@@ -1,7 +1,9 @@
 // Package motoserver starts moto's server mode for tests: the AWS APIs' stand-in of
 // the Python ecosystem (pip install 'moto[server]'), speaking their wire formats, for
 // the operators' tools whose APIs the project has no other stand-in for (Secrets
-// Manager's writes, Lambda's versions and aliases).
+// Manager's writes, Lambda's versions and aliases, RDS's backup settings), and the
+// versioned S3 of the restore's tests and rehearsal (gofakes3 does not make a version
+// current again when its delete marker is removed).
 package motoserver
 
 import (
