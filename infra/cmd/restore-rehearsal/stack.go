@@ -113,8 +113,9 @@ func (r *rehearsal) prepare(ctx context.Context) error {
 	go func() { s3ready <- r.startS3(ctx) }()
 	err = r.timed("start the primary cluster, WAL archiving on, and the bucket (moto's S3, versioned)", func() error {
 		opts := localservices.Options{Dir: filepath.Join(r.root, "primary"), Ephemeral: r.o.dir == "", Getenv: noDatabaseURL,
+			// archive_command is set by archiveTo (a reload), not here: a setting of the
+			// command line would win over it.
 			PostgresSettings: append([]string{"archive_mode=on",
-				"archive_command=test ! -f " + r.archive + "/%f && cp %p " + r.archive + "/%f",
 				// An acknowledged commit is in the WAL (the test stack's own clusters skip that).
 				"synchronous_commit=on"}, serverSizing...)}
 		if r.o.dir == "" {
@@ -127,14 +128,19 @@ func (r *rehearsal) prepare(ctx context.Context) error {
 		return err
 	}
 	err = r.timed("migrate, load the demo data and the catalog (once per -dir)", func() error {
-		if err := migrate.Up(ctx, r.primary.Endpoint, nil); err != nil {
-			return err
-		}
 		if r.db, err = postgres.Open(ctx, r.primary.Endpoint); err != nil {
 			return err
 		}
+		// Until the base backup no segment is needed: the catalog's generation writes
+		// gigabytes of WAL, which an archive would copy for nothing.
+		if err := r.archiveTo(ctx, "true"); err != nil {
+			return err
+		}
+		if err := migrate.Up(ctx, r.primary.Endpoint, nil); err != nil {
+			return err
+		}
 		if r.o.scale > 0 {
-			return demo.Benchmark(ctx, r.db, client, r.o.scale, io.Discard)
+			return demo.Benchmark(ctx, r.db, client, r.o.scale, r.o.out)
 		}
 		return demo.Load(ctx, r.db)
 	})
@@ -142,6 +148,11 @@ func (r *rehearsal) prepare(ctx context.Context) error {
 		return err
 	}
 	if err := r.timed("clear an earlier run's workload", func() error { return r.clearEarlierRun(ctx) }); err != nil {
+		return err
+	}
+	// From here every segment goes to the archive: the base backup and the WAL after it
+	// are what the recovery replays.
+	if err := r.archiveTo(ctx, "test ! -f "+r.archive+"/%f && cp %p "+r.archive+"/%f"); err != nil {
 		return err
 	}
 	cfg, err := config.Load(r.env(r.primary.Endpoint, ""))
@@ -325,6 +336,20 @@ func (r *rehearsal) baseBackup(ctx context.Context) error {
 	}
 	return nil
 }
+
+// archiveTo makes command the primary's archive_command (ALTER SYSTEM, then a reload)
+// and closes the current segment, so that the next ones are archived by it.
+func (r *rehearsal) archiveTo(ctx context.Context, command string) error {
+	for _, sql := range []string{`ALTER SYSTEM SET archive_command = ` + quote(command), `SELECT pg_reload_conf()`, `SELECT pg_switch_wal()`} {
+		if _, err := r.db.Pool.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
+}
+
+// quote is a string literal of SQL (ALTER SYSTEM takes no parameter).
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // archiveAll closes the current WAL segment and waits until the archiver has copied
 // it: the archive then holds every commit so far.
