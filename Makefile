@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge build client schema migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction \
 	DeployHookFunction)
@@ -231,6 +231,37 @@ purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
 	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
 	$(GO) run ./infra/cmd/bulk purge-client -client $(CLIENT)
 
+# The restore procedure on the local stack (docs/operations.md): a base backup with WAL
+# archiving, a workload around a restore point T, a point-in-time recovery into a new
+# cluster, restore-revocations and reconcile-images, then the checks, RPO and RTO, at
+# each of RESTORE_SCALES series (each primary kept in $(SCALE_DIR)/restore-<n>, its
+# catalog generated once). Needs Python's moto (pip install 'moto[server]'), the
+# versioned S3 it restores from. Not part of make test (a short run is).
+RESTORE_SCALES ?= 10000 1000000
+restore-rehearsal: ## rehearse a point-in-time restore, the bucket's reconcile and the sessions' cut-off at 10k and 1M series; prints every check, RPO and RTO
+	@bash infra/scripts/tools.sh run
+	@for n in $(RESTORE_SCALES); do \
+		echo "== make restore-rehearsal at $$n series"; \
+		$(GO) run ./infra/cmd/restore-rehearsal -scale $$n -dir $(SCALE_DIR)/restore-$$n || exit 1; \
+	done
+
+# After a point-in-time restore of the database (docs/operations.md): every picture a
+# restored row names current again, the objects no row names listed (DELETE=1 removes
+# them: a delete marker each, recoverable for NoncurrentImageDays). Idempotent; an
+# interrupted run is run again.
+reconcile-images: ## make the bucket agree with DATABASE_URL after a restore (S3_BUCKET; DELETE=1 removes what no row names)
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$$S3_BUCKET" || { echo "S3_BUCKET is not set (the stack's ImagesBucketName output)" >&2; exit 2; }
+	$(GO) run ./infra/cmd/reconcile-images $(if $(filter 1 true yes,$(DELETE)),-delete)
+
+# After a point-in-time restore, before the service answers from the restored database
+# (docs/operations.md): every session issued before refused, the revocations after the
+# restore point T made again from the audit records exported from CloudWatch Logs.
+restore-revocations: ## end every session of the restored DATABASE_URL and make again the revocations after T=<RFC 3339> that AUDIT=<files> name
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
+	@test -n "$(T)" -a -n "$(AUDIT)" || { echo "usage: make restore-revocations T=<restore point, e.g. 2026-12-02T09:30:00Z> AUDIT='<exported audit files>'" >&2; exit 2; }
+	$(GO) run ./infra/cmd/restore-revocations -after '$(T)' $(AUDIT)
+
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
 	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
 
@@ -291,8 +322,17 @@ overrides = $(SAMCONFIG_PY) overrides $(ENV) --template $(SRC)/template.yaml $(f
 # sam deploy succeeded (every canary passed), the live versions are recorded as a
 # release that went live (infra/rollback), what make rollback goes back to, and the
 # versions nothing can go back to any more are deleted (Lambda's code storage is finite).
-deploy: lint ## the lint gate, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
+# The database of ENV must be restorable (docs/operations.md): at least 7 days of
+# automated backups and deletion protection, read from RDS (infra/cmd/backup-check);
+# make deploy checks it before it builds anything.
+backup_check = AWS_REGION=$(REGION) $(GO) run ./infra/cmd/backup-check -env $(ENV) \
+	-instance '$(call samconfig,DbInstanceIdentifier)' -cluster '$(call samconfig,DbClusterIdentifier)'
+backup-check: ## refuse ENV's database unless it keeps 7 days of automated backups and has deletion protection (make deploy runs it)
+	@$(backup_check)
+
+deploy: lint ## the lint gate and the backup check, then sam build and sam deploy to ENV (default staging; CONFIRM_CHANGESET=false for CI)
 	@$(overrides) >/dev/null
+	@$(backup_check)
 	cd $(SRC) && sam build --config-env $(ENV) --config-file $(abspath $(SAMCONFIG))
 	@set -e; words=$$($(overrides)); mapfile -t words <<<"$$words"; \
 	cmd=(sam deploy --config-env $(ENV) --config-file $(abspath $(SAMCONFIG)) --no-fail-on-empty-changeset \

@@ -11,6 +11,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/codedeploy v1.36.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.68.0 // held before schema serde: see docs/behaviour.md, "AWS clients and credentials"
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.108.0 // held before schema serde: see docs/behaviour.md, "AWS clients and credentials"
+	github.com/aws/aws-sdk-go-v2/service/rds v1.132.0
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.8
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.49.0 // held before schema serde: see docs/behaviour.md, "AWS clients and credentials"
 	github.com/aws/smithy-go v1.28.8

@@ -100,7 +100,11 @@ func runPostgres(ctx context.Context, opts Options, data string, remove func() e
 	var url string
 	p, err := startOnFreePort(ctx, preferred, "could not bind",
 		func(port int) (*process, error) {
-			cmd := exec.Command(filepath.Join(bin, "postgres"), postgresArgs(data, port, opts.Ephemeral)...)
+			args := postgresArgs(data, port, opts.Ephemeral)
+			for _, setting := range opts.PostgresSettings {
+				args = append(args, "-c", setting)
+			}
+			cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 			cmd.Dir = data
 			// SIGINT is PostgreSQL's fast shutdown: sessions end, a checkpoint is written.
 			return startProcess("postgres", cmd, syscall.SIGINT, cred, fileOrNil(log))
@@ -120,6 +124,42 @@ func runPostgres(ctx context.Context, opts Options, data string, remove func() e
 	return &Service{Name: "postgres", Endpoint: url, Managed: true, proc: p, dataDir: data, stop: func() error {
 		return errors.Join(p.stop(), closeLog(), remove())
 	}}, nil
+}
+
+// PostgresBinaries returns the folder of the PostgreSQL server's programs (initdb,
+// postgres, pg_basebackup) that Postgres runs, of the major version want ("" for any),
+// installing them as Postgres does when they are missing. A postgres on PATH that is a
+// link (Debian's packages install the programs in one folder and may link a few
+// elsewhere) is followed to that folder.
+func PostgresBinaries(ctx context.Context, opts Options, want string) (string, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	dir, err := findPostgres(ctx, opts, want)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(dir, "postgres"))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(real), nil
+}
+
+// ServerOwned creates dir (mode 0700) and, when this process is root, hands it to the
+// system user PostgreSQL runs as, so that the server can write there (the rehearsal's
+// WAL archive).
+func ServerOwned(ctx context.Context, dir string) error {
+	opts, err := Options{Ephemeral: true}.withDefaults()
+	if err != nil {
+		return err
+	}
+	cred, err := postgresCredential(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return prepareDataDir(dir, cred)
 }
 
 // fileOrNil keeps a nil *os.File from becoming a non-nil io.Writer.

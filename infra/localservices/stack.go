@@ -34,6 +34,9 @@ type Options struct {
 	Log io.Writer
 	// Getenv reads the environment. Default: os.Getenv.
 	Getenv func(string) string
+	// PostgresSettings are server settings ("name=value") PostgreSQL starts with, after
+	// the stack's own: the restore rehearsal's WAL archiving and recovery target.
+	PostgresSettings []string
 }
 
 func (o Options) withDefaults() (Options, error) {

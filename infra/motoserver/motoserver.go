@@ -1,11 +1,15 @@
 // Package motoserver starts moto's server mode for tests: the AWS APIs' stand-in of
 // the Python ecosystem (pip install 'moto[server]'), speaking their wire formats, for
 // the operators' tools whose APIs the project has no other stand-in for (Secrets
-// Manager's writes, Lambda's versions and aliases).
+// Manager's writes, Lambda's versions and aliases, RDS's backup settings), and the
+// versioned S3 of the restore's tests and rehearsal (gofakes3 does not make a version
+// current again when its delete marker is removed).
 package motoserver
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	neturl "net/url"
@@ -20,30 +24,43 @@ import (
 // It fails the test, saying how to install moto, when it cannot start.
 func Start(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var log io.Writer
+	if testing.Verbose() {
+		log = os.Stderr
+	}
+	url, stop, err := Run(log)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return url
+}
+
+// Run starts a moto server on a free loopback port, its output to log (nil: none), and
+// returns its URL and the function that stops it (the restore rehearsal's S3).
+func Run(log io.Writer) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command("python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-	if testing.Verbose() {
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	}
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("moto server (pip install 'moto[server]'): %v", err)
+		return "", nil, fmt.Errorf("moto server (pip install 'moto[server]'): %w", err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	for range 300 {
 		if resp, err := http.Get(url + "/moto-api/"); err == nil {
 			resp.Body.Close()
-			return url
+			return url, stop, nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatal("moto server did not start (pip install 'moto[server]')")
-	return ""
+	stop()
+	return "", nil, errors.New("moto server did not start (pip install 'moto[server]')")
 }
 
 // LambdaRole creates the role "lambda" in the IAM of the moto server at url (its Lambda

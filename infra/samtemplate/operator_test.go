@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/rds"
 
 	"github.com/mediacatalog/service/infra/motoserver"
 	"github.com/mediacatalog/service/infra/rollback"
@@ -181,9 +182,11 @@ func checkDeploy(t *testing.T, c samCall, env, samconfig string, want map[string
 // rollback and make redeploy with a stand-in sam on PATH and Lambda from moto's server,
 // and checks each command they give sam against SAM CLI's grammar, and what they leave
 // in Lambda: a deploy records the release that went live, a failed one records
-// nothing and fails; a rollback moves the aliases to the last release that went live
-// and deploys its commit all at once from a checkout of it; every command fails when
-// what it checks fails.
+// nothing and fails; a deploy to a database (RDS from moto's server too) without 7
+// days of automated backups or without deletion protection is refused before anything
+// is built, with the command that fixes it; a rollback moves the aliases to the last
+// release that went live and deploys its commit all at once from a checkout of it;
+// every command fails when what it checks fails.
 func TestOperatorCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs make, go run and moto's server (make test runs it)")
@@ -215,7 +218,7 @@ func TestOperatorCommands(t *testing.T) {
 		cmd.Dir = repo
 		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AWS_") })
 		cmd.Env = append(cmd.Env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SAM_LOG="+log,
-			"AWS_ENDPOINT_URL_LAMBDA="+url, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
+			"AWS_ENDPOINT_URL_LAMBDA="+url, "AWS_ENDPOINT_URL_RDS="+url, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
 		cmd.Env = append(cmd.Env, extra...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -268,6 +271,29 @@ func TestOperatorCommands(t *testing.T) {
 			released = append(released, fmt.Sprint(h))
 		}
 		return live, released
+	}
+	// Every environment's database (the filled samconfig names one instance), restorable.
+	db := paramsOf(t, "create")["DbInstanceIdentifier"]
+	rdsc := rds.NewFromConfig(awsconfig.ForEndpoint("eu-central-1", url, func(k string) string { return awsEnv[k] }),
+		func(o *rds.Options) { o.BaseEndpoint = aws.String(url) })
+	if _, err := rdsc.CreateDBInstance(ctx, &rds.CreateDBInstanceInput{DBInstanceIdentifier: aws.String(db), Engine: aws.String("postgres"),
+		DBInstanceClass: aws.String("db.t4g.medium"), AllocatedStorage: aws.Int32(20), MasterUsername: aws.String("owner"),
+		MasterUserPassword: aws.String("password-123"), BackupRetentionPeriod: aws.Int32(1), DeletionProtection: aws.Bool(false)}); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("deploy/refused without backups", func(t *testing.T) {
+		out, err := run(nil, "-o", "lint", "deploy", "ENV=prod")
+		if err == nil || !strings.Contains(out, "keeps automated backups 1 days") || !strings.Contains(out, "deletion protection off") ||
+			!strings.Contains(out, "aws rds modify-db-instance --region eu-central-1 --db-instance-identifier "+db+" --backup-retention-period 7 --deletion-protection --apply-immediately") {
+			t.Errorf("make deploy to a database without backups: %v\n%s", err, out)
+		}
+		if calls := samCalls(t, log); len(calls) != 0 {
+			t.Errorf("make deploy built or deployed before the backup check: %v", calls)
+		}
+	})
+	if _, err := rdsc.ModifyDBInstance(ctx, &rds.ModifyDBInstanceInput{DBInstanceIdentifier: aws.String(db),
+		BackupRetentionPeriod: aws.Int32(7), DeletionProtection: aws.Bool(true), ApplyImmediately: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
 	}
 	stacks := map[string][]string{}
 	for _, env := range []string{"default", "staging", "prod"} {

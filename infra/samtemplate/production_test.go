@@ -710,3 +710,39 @@ func TestDeployTargets(t *testing.T) {
 		t.Errorf("make deploy with placeholders: %v\n%s", err, out)
 	}
 }
+
+// TestBackupFailureEvents: the database's backup and failure events (RDS event
+// notifications: RDS publishes no metric of its backups) go to the alarm topic, from
+// the instance or the Aurora cluster the stack names, whether it creates the proxy or
+// not; and the transformed stacks have the subscription.
+func TestBackupFailureEvents(t *testing.T) {
+	tpl := loadTemplate(t)
+	props := samtemplate.Scalar(resource(t, tpl, "DatabaseEventsSubscription", "AWS::RDS::EventSubscription"))
+	for _, w := range []string{"SnsTopicArn: !Ref AlarmTopicArn", "Enabled: true",
+		"SourceType: !If [ProxyOnCluster, db-cluster, db-instance]",
+		"!If [ProxyOnCluster, !Ref DbClusterIdentifier, !Ref DbInstanceIdentifier]",
+		"EventCategories: !If [ProxyOnCluster, [failure], [backup, failure]]"} {
+		if !strings.Contains(props, w) {
+			t.Errorf("the subscription lacks %q:\n%s", w, props)
+		}
+	}
+	if c := samtemplate.Scalar(samtemplate.Get(tpl.Resources["DatabaseEventsSubscription"], "Condition")); c != "DatabaseEventsToAlarmTopic" {
+		t.Errorf("condition %q", c)
+	}
+	cond := samtemplate.Scalar(samtemplate.Get(tpl.Root, "Conditions", "DatabaseEventsToAlarmTopic"))
+	if !strings.Contains(cond, "HasAlarmTopic") || !strings.Contains(cond, "DbInstanceIdentifier") || !strings.Contains(cond, "DbClusterIdentifier") ||
+		strings.Contains(cond, "CreateProxy") {
+		t.Errorf("the subscription's condition %s: the topic and a database, with or without the created proxy", cond)
+	}
+	if testing.Short() {
+		return
+	}
+	cfn, _ := transformed(t, "create")
+	r, ok := cfn.Resources["DatabaseEventsSubscription"]
+	if !ok {
+		t.Fatal("the transformed create stack has no DatabaseEventsSubscription")
+	}
+	if r.Type != "AWS::RDS::EventSubscription" {
+		t.Errorf("type %s", r.Type)
+	}
+}

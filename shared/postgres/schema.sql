@@ -773,6 +773,12 @@ CREATE TABLE series_tags (
     tag_id bigint NOT NULL
 );
 
+CREATE TABLE session_cutoff (
+    one boolean DEFAULT true NOT NULL,
+    valid_after timestamp with time zone NOT NULL,
+    CONSTRAINT session_cutoff_one_check CHECK (one)
+);
+
 CREATE TABLE sessions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     user_id bigint NOT NULL,
@@ -964,6 +970,9 @@ ALTER TABLE ONLY series
 ALTER TABLE ONLY series_tags
     ADD CONSTRAINT series_tags_pkey PRIMARY KEY (series_id, tag_id);
 
+ALTER TABLE ONLY session_cutoff
+    ADD CONSTRAINT session_cutoff_pkey PRIMARY KEY (one);
+
 ALTER TABLE ONLY sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
 
@@ -1011,6 +1020,8 @@ CREATE UNIQUE INDEX contributors_client_name_key ON contributors USING btree (cl
 CREATE INDEX contributors_client_order_search ON contributors USING btree (client_id, first_name, last_name, id) INCLUDE (search);
 
 CREATE INDEX contributors_client_search_trgm ON contributors USING gin (client_id, search gin_trgm_ops);
+
+CREATE INDEX contributors_with_image ON contributors USING btree (id) WHERE (image IS NOT NULL);
 
 CREATE INDEX oauth_unlinks_user ON oauth_unlinks USING btree (user_id);
 
@@ -1087,6 +1098,8 @@ CREATE UNIQUE INDEX users_username_fold_key ON users USING btree (lower((usernam
 CREATE UNIQUE INDEX users_username_key ON users USING btree (lower(username));
 
 CREATE INDEX users_username_trgm ON users USING gin (username gin_trgm_ops);
+
+CREATE INDEX users_with_image ON users USING btree (id) WHERE (profile_image IS NOT NULL);
 
 CREATE TRIGGER contributors_count_del AFTER DELETE ON contributors REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION contributors_count();
 

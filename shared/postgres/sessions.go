@@ -81,13 +81,15 @@ func (db *DB) CreateLoginSession(ctx context.Context, userID int64, acct catalog
 // editable name), provided sessionID (a UUID) is a live session of theirs, and the
 // session's start (its sign-in). A user that does not
 // exist is apperr.NotFound "User not found"; a session that is unknown, someone
-// else's, revoked or expired is apperr.Unauthorized.
+// else's, revoked, expired or started before the sessions-valid-after mark (set by a
+// restore of the database: SetSessionCutoff) is apperr.Unauthorized.
 func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (catalog.SessionUser, error) {
 	rows, _ := db.Pool.Query(ctx, `
 		SELECT u.id, u.username,
 		       (SELECT s.created_at FROM sessions s
 		        WHERE s.id = $2::uuid AND s.user_id = u.id
-		          AND s.revoked_at IS NULL AND s.expires_at > now()) AS signed_in_at,
+		          AND s.revoked_at IS NULL AND s.expires_at > now()
+		          AND s.created_at > (SELECT valid_after FROM session_cutoff)) AS signed_in_at,
 		       coalesce(array_agg(DISTINCT p.key ORDER BY p.key) FILTER (WHERE p.key IS NOT NULL),
 		                '{}') AS permissions
 		FROM users u
