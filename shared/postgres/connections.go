@@ -212,8 +212,8 @@ func (db *DB) LinkProvider(ctx context.Context, userID int64, sessionID string, 
 		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1 FOR SHARE)`, userID).Scan(&live)
 		if err == nil && live {
 			err = tx.QueryRow(ctx, `
-				SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $2::uuid AND user_id = $1
-				               AND revoked_at IS NULL AND expires_at > now())`, userID, sessionID).Scan(&live)
+				SELECT EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2::uuid AND s.user_id = $1
+				               AND `+liveSession+`)`, userID, sessionID).Scan(&live)
 			if err == nil && !live {
 				return apperr.Wrap(apperr.Unauthorized, apperr.MsgUnauthorized,
 					fmt.Errorf("link by session %s of user %d, which is not live", sessionID, userID))
@@ -308,8 +308,8 @@ func (db *DB) UnlinkProvider(ctx context.Context, userID int64, sessionID, provi
 			userID).Scan(&hasPassword)
 		if err == nil {
 			err = tx.QueryRow(ctx, `
-				SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $3::uuid AND user_id = $1
-				               AND revoked_at IS NULL AND expires_at > now()),
+				SELECT EXISTS (SELECT 1 FROM sessions s WHERE s.id = $3::uuid AND s.user_id = $1
+				               AND `+liveSession+`),
 				       EXISTS (SELECT 1 FROM oauth_connections WHERE user_id = $1 AND provider = $2),
 				       (SELECT count(*) FROM oauth_connections WHERE user_id = $1 AND provider <> $2)`,
 				userID, provider, sessionID).Scan(&live, &linked, &others)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/imageset"
 )
 
@@ -34,6 +35,17 @@ func TestSessionCutoff(t *testing.T) {
 	acctWant(t, err, apperr.Unauthorized, apperr.MsgUnauthorized)
 	if n := acctInt(t, db, `SELECT count(*) FROM sessions WHERE id = $1 AND revoked_at IS NULL`, before); n != 1 {
 		t.Errorf("the mark changed the session's row (%d live)", n)
+	}
+	// Every statement that asks whether a session is live agrees: a session from before
+	// the mark links and unlinks nothing, and does not count as logged in.
+	acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username)
+		VALUES (3, 'discord', 'd-3', 'member')`)
+	err = db.LinkProvider(ctx, 3, before, catalog.ProviderAccount{Provider: "github", ProviderUserID: "gh-3", Username: "member", UsernameBase: "member"})
+	acctWant(t, err, apperr.Unauthorized, apperr.MsgUnauthorized)
+	err = db.UnlinkProvider(ctx, 3, before, "discord")
+	acctWant(t, err, apperr.Unauthorized, apperr.MsgUnauthorized)
+	if u, err := db.User(ctx, 3, catalog.LockRequest{}); err != nil || u.LoggedIn {
+		t.Errorf("user detail with only a session from before the mark: logged_in %v (%v), want false", u.LoggedIn, err)
 	}
 	after, err := db.CreateSession(ctx, 3, time.Now().Add(time.Hour))
 	if err != nil {

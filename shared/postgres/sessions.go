@@ -76,6 +76,12 @@ func (db *DB) CreateLoginSession(ctx context.Context, userID int64, acct catalog
 	return id, err
 }
 
+// liveSession is what makes the session row s live, the one definition every
+// statement that asks uses: not revoked (a forced logout), not expired, and started
+// after the sessions-valid-after mark (a restore of the database: SetSessionCutoff).
+const liveSession = `s.revoked_at IS NULL AND s.expires_at > now()
+	AND s.created_at > (SELECT valid_after FROM session_cutoff)`
+
 // SessionUser loads, in one query, user userID with the keys of the built-in
 // permissions of all their roles (the immutable identity the code checks, never the
 // editable name), provided sessionID (a UUID) is a live session of theirs, and the
@@ -88,8 +94,7 @@ func (db *DB) SessionUser(ctx context.Context, userID int64, sessionID string) (
 		SELECT u.id, u.username,
 		       (SELECT s.created_at FROM sessions s
 		        WHERE s.id = $2::uuid AND s.user_id = u.id
-		          AND s.revoked_at IS NULL AND s.expires_at > now()
-		          AND s.created_at > (SELECT valid_after FROM session_cutoff)) AS signed_in_at,
+		          AND `+liveSession+`) AS signed_in_at,
 		       coalesce(array_agg(DISTINCT p.key ORDER BY p.key) FILTER (WHERE p.key IS NOT NULL),
 		                '{}') AS permissions
 		FROM users u

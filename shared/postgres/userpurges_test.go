@@ -46,6 +46,8 @@ func TestUserKeyedTables(t *testing.T) {
 	acctExec(t, db, `INSERT INTO avatar_invalidations (user_id, ref) VALUES ($1, 'users/2/aaaaaaaaaaaaaaaa-00000000.jpg')`, id)
 	acctExec(t, db, `INSERT INTO sessions (user_id, expires_at) VALUES ($1, now() + interval '1 day')`, id)
 	acctExec(t, db, `INSERT INTO oauth_connections (user_id, provider, provider_user_id, provider_username) VALUES ($1, 'github', '42', 'e')`, id)
+	acctExec(t, db, `INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, linked_at, unlinked_session)
+		VALUES ($1, 'google', 'g-2', 'e', now() - interval '1 day', gen_random_uuid())`, id)
 	acctExec(t, db, `INSERT INTO user_locks (user_id, locked_by, expires_at) VALUES (3, $1, now() + interval '1 hour'), ($1, 1, now() + interval '1 hour')`, id)
 	acctExec(t, db, `INSERT INTO contributor_locks (contributor_id, locked_by, expires_at)
 		SELECT id, $1, now() + interval '1 hour' FROM contributors ORDER BY id LIMIT 1`, id)

@@ -146,8 +146,7 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 		SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
 		       coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name, 'description', r.description)
 		                          ORDER BY r.name, r.id) FILTER (WHERE r.id IS NOT NULL), '[]') AS roles,
-		       EXISTS (SELECT 1 FROM sessions s
-		               WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now()) AS logged_in,
+		       EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = u.id AND ` + liveSession + `) AS logged_in,
 		       (SELECT coalesce(jsonb_agg(jsonb_build_object('provider', c.provider,
 		                                                     'provider_username', c.provider_username,
 		                                                     'linked_at', c.linked_at,
