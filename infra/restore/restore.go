@@ -166,6 +166,11 @@ func byHand(r Record) string {
 		return fmt.Sprintf("%s: role %d deleted by user %d: DELETE /admin-roles/delete/%d", at, r.Target.ID, r.ActorID, r.Target.ID)
 	case "permission.delete":
 		return fmt.Sprintf("%s: permission %d deleted by user %d: DELETE /admin-permissions/delete/%d", at, r.Target.ID, r.ActorID, r.Target.ID)
+	case "user.restore-link":
+		// The link a forced logout put back (an unlink by a revoked session) is not in a
+		// database restored to before it; the same logout, forced again, puts it back.
+		return fmt.Sprintf("%s: user %d's %s link put back by a forced logout: POST /admin-users/logout/%d again",
+			at, r.Target.ID, r.text("provider"), r.Target.ID)
 	case "user.link":
 		return fmt.Sprintf("%s: user %d linked %s: not in the restored database; they link it again", at, r.Target.ID, r.text("provider"))
 	}

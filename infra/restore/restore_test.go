@@ -46,6 +46,7 @@ func TestApply(t *testing.T) {
 	audit.RecordBy(rec, 1, "user.edit", "user", 2, slog.Any("added_roles", []int64{1}), slog.Any("removed_roles", []int64{2}))
 	audit.RecordBy(rec, 1, "role.edit", "role", 2, slog.Any("added_permissions", []int64{}), slog.Any("removed_permissions", []int64{perm}))
 	audit.RecordBy(rec, 1, "contributor.edit", "contributor", 1)
+	audit.RecordBy(rec, 1, "user.restore-link", "user", 2, slog.String("provider", "google"), slog.String("outcome", "restored"))
 	audit.RecordBy(rec, 2, "refused", "user", 1)
 	// As CloudWatch Logs exports it: the record is the event's message.
 	var wrapped bytes.Buffer
@@ -54,8 +55,8 @@ func TestApply(t *testing.T) {
 	log.WriteString(`{"level":"INFO","msg":"request","status":200}` + "\nnot json\n" + string(event) + "\n")
 
 	records, err := restore.Read(&log)
-	if err != nil || len(records) != 8 {
-		t.Fatalf("%d records (%v), want 8", len(records), err)
+	if err != nil || len(records) != 9 {
+		t.Fatalf("%d records (%v), want 9", len(records), err)
 	}
 	res, err := restore.Apply(ctx, db.DB, records, point, restore.Options{})
 	if err != nil {
@@ -64,7 +65,8 @@ func TestApply(t *testing.T) {
 	var out bytes.Buffer
 	res.Write(&out)
 	t.Log(out.String())
-	if len(res.Applied) != 5 || len(res.ByHand) != 1 || !strings.Contains(res.ByHand[0], "make grant-role USER_ID=2 ROLE_ID=1") ||
+	if len(res.Applied) != 5 || len(res.ByHand) != 2 || !strings.Contains(res.ByHand[0], "make grant-role USER_ID=2 ROLE_ID=1") ||
+		!strings.Contains(res.ByHand[1], "google link put back by a forced logout: POST /admin-users/logout/2 again") ||
 		res.Others["contributor.edit"] != 1 || res.Others["refused"] != 0 {
 		t.Errorf("applied %q, by hand %q, others %v", res.Applied, res.ByHand, res.Others)
 	}
