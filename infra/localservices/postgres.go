@@ -93,13 +93,19 @@ func runPostgres(ctx context.Context, opts Options, data string, remove func() e
 	}
 
 	preferred := pgPort
-	if opts.Ephemeral {
+	switch {
+	case opts.PostgresPort != 0:
+		preferred = opts.PostgresPort
+	case opts.Ephemeral:
 		// Concurrent test processes would race for one fixed port.
 		preferred = 0
 	}
 	var url string
 	p, err := startOnFreePort(ctx, preferred, "could not bind",
 		func(port int) (*process, error) {
+			if opts.PostgresPort != 0 && port != opts.PostgresPort {
+				return nil, fmt.Errorf("port %d is taken", opts.PostgresPort)
+			}
 			cmd := exec.Command(filepath.Join(bin, "postgres"), postgresArgs(data, port, opts.Ephemeral)...)
 			cmd.Dir = data
 			// SIGINT is PostgreSQL's fast shutdown: sessions end, a checkpoint is written.

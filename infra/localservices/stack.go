@@ -34,6 +34,10 @@ type Options struct {
 	Log io.Writer
 	// Getenv reads the environment. Default: os.Getenv.
 	Getenv func(string) string
+	// PostgresPort is the port a cluster started here must listen on (0: 54329 when
+	// free, else any; in ephemeral mode any). A restart of a persistent cluster passes
+	// the port of its first start, so that its clients keep their address.
+	PostgresPort int
 }
 
 func (o Options) withDefaults() (Options, error) {
