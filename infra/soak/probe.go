@@ -1,0 +1,94 @@
+package soak
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sample is the server process's figures at one moment: from /proc/<pid> (resident
+// memory, open files) and from its expvar variables (the Go heap, goroutines).
+type Sample struct {
+	At            time.Duration `json:"at"` // since the workload started
+	Label         string        `json:"label"`
+	Requests      int64         `json:"requests"` // answered so far
+	RSSBytes      uint64        `json:"rss_bytes"`
+	HeapInuse     uint64        `json:"heap_inuse_bytes"`
+	HeapLive      uint64        `json:"heap_live_bytes"` // live after the last collection
+	HeapObjects   uint64        `json:"heap_objects"`
+	Goroutines    int           `json:"goroutines"`
+	OpenFiles     int           `json:"open_files"`
+	Unexpected    int64         `json:"unexpected"` // unexpected answers so far, fault windows included
+	SpansExported int64         `json:"span_batches"`
+}
+
+// probe reads the server's figures.
+type probe struct {
+	pid   int
+	debug string
+	http  *http.Client
+}
+
+func (p probe) read(ctx context.Context) (Sample, error) {
+	var s Sample
+	rss, err := vmRSS(p.pid)
+	if err != nil {
+		return s, err
+	}
+	s.RSSBytes = rss
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid))
+	if err != nil {
+		return s, err
+	}
+	s.OpenFiles = len(fds)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.debug, nil)
+	if err != nil {
+		return s, err
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return s, fmt.Errorf("read %s: %w", p.debug, err)
+	}
+	defer resp.Body.Close()
+	var vars struct {
+		Goroutines    int    `json:"goroutines"`
+		HeapLiveBytes uint64 `json:"heap_live_bytes"`
+		Memstats      struct {
+			HeapInuse   uint64
+			HeapObjects uint64
+		} `json:"memstats"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
+		return s, fmt.Errorf("read %s: %w", p.debug, err)
+	}
+	s.Goroutines, s.HeapLive = vars.Goroutines, vars.HeapLiveBytes
+	s.HeapInuse, s.HeapObjects = vars.Memstats.HeapInuse, vars.Memstats.HeapObjects
+	return s, nil
+}
+
+// vmRSS is the process's resident set size (VmRSS of /proc/<pid>/status).
+func vmRSS(pid int) (uint64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) != 2 || f[1] != "kB" {
+				return 0, fmt.Errorf("/proc/%d/status: VmRSS %q", pid, rest)
+			}
+			kb, err := strconv.ParseUint(f[0], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}

@@ -1,0 +1,158 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediacatalog/service/infra/localservices"
+)
+
+// noEnv hides the caller's environment from the stack: the soak starts its own
+// services even under make test, whose shared ones it must never restart.
+func noEnv(string) string { return "" }
+
+// stack is the soak's own backing services: a persistent PostgreSQL cluster in its
+// folder, which it stops, restarts at the same address and freezes, and dynalite and
+// gofakes3 in memory.
+type stack struct {
+	dir  string
+	log  io.Writer
+	port int // PostgreSQL's, kept across restarts
+
+	mu  sync.Mutex
+	pg  *localservices.Service
+	dyn *localservices.Service
+	s3  *localservices.Service
+
+	traces *traceSink
+}
+
+func startStack(ctx context.Context, dir string, log io.Writer) (*stack, error) {
+	s := &stack{dir: dir, log: log}
+	var err error
+	if s.pg, err = localservices.Postgres(ctx, localservices.Options{Dir: dir, Getenv: noEnv, Log: log}); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(s.pg.Endpoint)
+	if err == nil {
+		s.port, err = strconv.Atoi(u.Port())
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("postgres endpoint %s: %w", s.pg.Endpoint, err), s.stop())
+	}
+	if s.dyn, err = localservices.Dynalite(ctx, localservices.Options{Ephemeral: true, Getenv: noEnv, Log: log}); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
+	if s.s3, err = localservices.S3(ctx, localservices.Options{Ephemeral: true, Getenv: noEnv, Log: log}); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
+	if s.traces, err = startTraceSink(); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
+	return s, nil
+}
+
+// env is the local server's configuration of the stack: its endpoints, the span
+// collector, and an OAuth rate limit the workload's flows (all from one address)
+// never reach.
+func (s *stack) env() map[string]string {
+	return map[string]string{
+		"DATABASE_URL":                s.pg.Endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB":   s.dyn.Endpoint,
+		"AWS_ENDPOINT_URL_S3":         s.s3.Endpoint,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": s.traces.url,
+		"OAUTH_RATE_LIMIT":            "1000000",
+	}
+}
+
+// restartPostgres stops PostgreSQL (a fast shutdown: sessions end), waits down, and
+// starts it again on its data at the same address. It returns when PostgreSQL
+// answers again.
+func (s *stack) restartPostgres(ctx context.Context, down time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.pg.Stop(); err != nil {
+		return fmt.Errorf("stop postgres: %w", err)
+	}
+	select {
+	case <-time.After(down):
+	case <-ctx.Done():
+	}
+	pg, err := localservices.Postgres(context.WithoutCancel(ctx), localservices.Options{Dir: s.dir, Getenv: noEnv, Log: s.log, PostgresPort: s.port})
+	if err != nil {
+		return fmt.Errorf("restart postgres: %w", err)
+	}
+	s.pg = pg
+	return nil
+}
+
+// freezePostgres stops PostgreSQL's processes (SIGSTOP) for d, or until ctx ends.
+func (s *stack) freezePostgres(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	thaw, err := s.pg.Freeze()
+	if err != nil {
+		return err
+	}
+	defer thaw()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+func (s *stack) stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if s.traces != nil {
+		s.traces.close()
+	}
+	for _, svc := range []*localservices.Service{s.s3, s.dyn, s.pg} {
+		if svc != nil {
+			errs = append(errs, svc.Stop())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// traceSink is the OTLP/HTTP collector the local server sends its spans to, so that
+// the soak runs the request path with its tracing on, as the functions do. It takes
+// the batches and answers an empty ExportTraceServiceResponse (an empty protobuf
+// message is zero bytes), keeping only their count and size.
+type traceSink struct {
+	url            string
+	srv            *http.Server
+	batches, bytes atomic.Int64
+}
+
+func startTraceSink() (*traceSink, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	t := &traceSink{url: "http://" + ln.Addr().String()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		t.batches.Add(1)
+		t.bytes.Add(n)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	})
+	t.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = t.srv.Serve(ln) }()
+	return t, nil
+}
+
+func (t *traceSink) close() { _ = t.srv.Close() }
