@@ -15,7 +15,8 @@ import (
 // Sample is the server process's figures at one moment: from /proc/<pid> (resident
 // memory, open files) and from its expvar variables (the Go heap, goroutines).
 type Sample struct {
-	At            time.Duration `json:"at"` // since the workload started
+	At            time.Duration `json:"-"`    // since the workload started
+	AtSeconds     float64       `json:"at_s"` // the same, in seconds
 	Label         string        `json:"label"`
 	Requests      int64         `json:"requests"` // answered so far
 	RSSBytes      uint64        `json:"rss_bytes"`

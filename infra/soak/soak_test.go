@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"math"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -20,10 +21,17 @@ func TestShortSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of load; not with -short")
 	}
+	// Not t.TempDir: PostgreSQL runs as its own user when the tests run as root, and
+	// must reach the folder.
+	dir, err := os.MkdirTemp("", "mediacatalog-soak-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	rep, err := Run(context.Background(), Options{
 		Duration:    time.Minute,
 		Interval:    2 * time.Second,
-		Dir:         t.TempDir(),
+		Dir:         dir,
 		FreezeFor:   2 * time.Second,
 		RestartDown: 2 * time.Second,
 		Grace:       5 * time.Second,
