@@ -103,11 +103,13 @@ func (o Options) withDefaults() Options {
 
 // Report is a soak's outcome.
 type Report struct {
-	Duration   time.Duration            `json:"duration"`
+	Duration   time.Duration            `json:"-"`
+	Seconds    float64                  `json:"duration_s"`
 	Rate       int                      `json:"rate"`
 	Samples    []Sample                 `json:"samples"`
 	Faults     []Fault                  `json:"faults"`
-	JudgedFrom time.Duration            `json:"judged_from"`
+	JudgedFrom time.Duration            `json:"-"`
+	JudgedS    float64                  `json:"judged_from_s"`
 	Growth     []Growth                 `json:"growth"`
 	Counts     map[string]map[int]int64 `json:"counts"`
 	Outside    []outcome                `json:"unexpected_outside_faults"`
@@ -367,6 +369,7 @@ func (r *run) sample(ctx context.Context, label string) error {
 		return err
 	}
 	s.At, s.Label = time.Since(r.start), label
+	s.AtSeconds = s.At.Seconds()
 	s.Requests, s.Unexpected = r.rec.answered.Load(), r.rec.surprises.Load()
 	s.SpansExported = r.st.traces.batches.Load()
 	r.mu.Lock()
@@ -428,6 +431,7 @@ func (r *run) report() *Report {
 	for _, f := range r.faults {
 		rep.JudgedFrom = max(rep.JudgedFrom, f.End+r.o.Grace)
 	}
+	rep.Seconds, rep.JudgedS = rep.Duration.Seconds(), rep.JudgedFrom.Seconds()
 	g, err := judgeGrowth(r.samples, rep.JudgedFrom, r.o.Bounds)
 	if err != nil {
 		rep.Failures = append(rep.Failures, err.Error())
