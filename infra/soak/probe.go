@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ type Sample struct {
 	Label         string        `json:"label"`
 	Requests      int64         `json:"requests"` // answered so far
 	RSSBytes      uint64        `json:"rss_bytes"`
+	AnonBytes     uint64        `json:"rss_anon_bytes"` // of RSSBytes, not backed by a file (the binary's pages are)
 	HeapInuse     uint64        `json:"heap_inuse_bytes"`
 	HeapLive      uint64        `json:"heap_live_bytes"` // live after the last collection
 	HeapObjects   uint64        `json:"heap_objects"`
@@ -38,11 +40,11 @@ type probe struct {
 
 func (p probe) read(ctx context.Context) (Sample, error) {
 	var s Sample
-	rss, err := vmRSS(p.pid)
+	st, err := status(p.pid, "VmRSS", "RssAnon")
 	if err != nil {
 		return s, err
 	}
-	s.RSSBytes = rss
+	s.RSSBytes, s.AnonBytes = st[0], st[1]
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid))
 	if err != nil {
 		return s, err
@@ -73,23 +75,36 @@ func (p probe) read(ctx context.Context) (Sample, error) {
 	return s, nil
 }
 
-// vmRSS is the process's resident set size (VmRSS of /proc/<pid>/status).
-func vmRSS(pid int) (uint64, error) {
+// status reads the sizes named (such as VmRSS, the resident set) from
+// /proc/<pid>/status, in bytes.
+func status(pid int, names ...string) ([]uint64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer f.Close()
+	out := make([]uint64, len(names))
+	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) != 2 || f[1] != "kB" {
-				return 0, fmt.Errorf("/proc/%d/status: VmRSS %q", pid, rest)
-			}
-			kb, err := strconv.ParseUint(f[0], 10, 64)
-			return kb << 10, err
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		i := slices.Index(names, name)
+		if !ok || i < 0 {
+			continue
 		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return nil, fmt.Errorf("/proc/%d/status: %s %q", pid, name, rest)
+		}
+		kb, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = kb << 10
+		found++
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+	if found != len(names) {
+		return nil, fmt.Errorf("/proc/%d/status: not all of %v", pid, names)
+	}
+	return out, sc.Err()
 }

@@ -22,8 +22,8 @@ func (r *run) print(rep *Report) {
 		step = rep.Duration / 6
 	}
 	fmt.Fprintf(out, "\nThe server at the start, every %s and at the end:\n\n", step)
-	fmt.Fprintln(out, "| at | requests | RSS MiB | Go heap in use MiB | heap live MiB | heap objects | goroutines | open files |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(out, "| at | requests | RSS MiB | of it anonymous | Go heap in use MiB | heap live MiB | heap objects | goroutines | open files |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|")
 	taken := map[int64]bool{}
 	for i, s := range rep.Samples {
 		k := int64(math.Round(float64(s.At) / float64(step)))
@@ -38,8 +38,8 @@ func (r *run) print(rep *Report) {
 		} else if step < time.Minute {
 			at = s.At.Round(time.Second).String()
 		}
-		fmt.Fprintf(out, "| %s | %d | %.1f | %.1f | %.1f | %d | %d | %d |\n",
-			at, s.Requests, mib(s.RSSBytes), mib(s.HeapInuse), mib(s.HeapLive), s.HeapObjects, s.Goroutines, s.OpenFiles)
+		fmt.Fprintf(out, "| %s | %d | %.1f | %.1f | %.1f | %.1f | %d | %d | %d |\n",
+			at, s.Requests, mib(s.RSSBytes), mib(s.AnonBytes), mib(s.HeapInuse), mib(s.HeapLive), s.HeapObjects, s.Goroutines, s.OpenFiles)
 	}
 	fmt.Fprintln(out)
 	for _, f := range rep.Faults {

@@ -383,19 +383,19 @@ func (r *run) sample(ctx context.Context, label string) error {
 	first := len(r.samples) == 1
 	r.mu.Unlock()
 	if first {
-		fmt.Fprintf(r.o.Out, "%8s %9s %6s %8s %9s %9s %9s %10s %6s %10s  %s\n",
-			"at", "requests", "req/s", "RSS MiB", "heap MiB", "live MiB", "objects", "goroutines", "files", "unexpected", "events")
+		fmt.Fprintf(r.o.Out, "%8s %9s %6s %8s %9s %9s %9s %9s %10s %6s %10s  %s\n",
+			"at", "requests", "req/s", "RSS MiB", "anon MiB", "heap MiB", "live MiB", "objects", "goroutines", "files", "unexpected", "events")
 	}
 	rate := 0.0
-	if d := (s.At - prev.At).Seconds(); d > 0 {
+	if d := (s.At - prev.At).Seconds(); d > 0 && !first {
 		rate = float64(s.Requests-prev.Requests) / d
 	}
 	at := s.At.Round(time.Second).String()
 	if label != "" {
 		at = label
 	}
-	fmt.Fprintf(r.o.Out, "%8s %9d %6.0f %8.1f %9.1f %9.1f %9d %10d %6d %10d  %s\n",
-		at, s.Requests, rate, mib(s.RSSBytes), mib(s.HeapInuse), mib(s.HeapLive), s.HeapObjects, s.Goroutines, s.OpenFiles, s.Unexpected, events)
+	fmt.Fprintf(r.o.Out, "%8s %9d %6.0f %8.1f %9.1f %9.1f %9.1f %9d %10d %6d %10d  %s\n",
+		at, s.Requests, rate, mib(s.RSSBytes), mib(s.AnonBytes), mib(s.HeapInuse), mib(s.HeapLive), s.HeapObjects, s.Goroutines, s.OpenFiles, s.Unexpected, events)
 	return nil
 }
 
