@@ -291,8 +291,8 @@ loop:
 	tick.Stop()
 	if sampleErr == nil && r.srv.alive() && ctx.Err() == nil {
 		// The end sample, under the workload like every other.
-		if err := time.Until(end); err > 0 {
-			time.Sleep(err)
+		if left := time.Until(end); left > 0 {
+			time.Sleep(left)
 		}
 		sampleErr = r.sample(ctx, "end")
 	}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mediacatalog/service/infra/localservices"
 )
 
@@ -49,6 +51,9 @@ func startStack(ctx context.Context, dir string, log io.Writer) (*stack, error) 
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("postgres endpoint %s: %w", s.pg.Endpoint, err), s.stop())
 	}
+	if err := withoutFsync(ctx, s.pg.Endpoint); err != nil {
+		return nil, errors.Join(err, s.stop())
+	}
 	if s.dyn, err = localservices.Dynalite(ctx, localservices.Options{Ephemeral: true, Getenv: noEnv, Log: log}); err != nil {
 		return nil, errors.Join(err, s.stop())
 	}
@@ -68,6 +73,26 @@ func startStack(ctx context.Context, dir string, log io.Writer) (*stack, error) 
 // the first ten minutes, and from then on the soak holds the bound itself (the least
 // recently used out).
 const cdnCacheBytes = 2 << 20
+
+// withoutFsync makes the cluster write without waiting for the disk, as the tests'
+// clusters do (ALTER SYSTEM: the setting stays for the restart, which begins with a
+// clean shutdown that writes everything out, so no data is lost). The machine's disk
+// is shared: a commit that waits seconds for it exceeds the request's budget, an
+// error of the disk, not of the process the soak watches.
+func withoutFsync(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for _, sql := range []string{"ALTER SYSTEM SET fsync = off", "ALTER SYSTEM SET synchronous_commit = off",
+		"ALTER SYSTEM SET full_page_writes = off", "SELECT pg_reload_conf()"} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("postgres: %s: %w", sql, err)
+		}
+	}
+	return nil
+}
 
 // env is the local server's configuration of the stack: its endpoints, the span
 // collector, an OAuth rate limit the workload's flows (all from one address) never
