@@ -151,7 +151,7 @@ func ifNoneMatch(etag string) http.Header {
 	return http.Header{"If-None-Match": {etag}}
 }
 
-// queryOf is the query of a Location header's URL.
+// locationQuery is the query of the answer's Location URL.
 func locationQuery(a answer) string {
 	loc := a.header.Get("Location")
 	_, q, _ := strings.Cut(loc, "?")
