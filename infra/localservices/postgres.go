@@ -93,13 +93,19 @@ func runPostgres(ctx context.Context, opts Options, data string, remove func() e
 	}
 
 	preferred := pgPort
-	if opts.Ephemeral {
+	switch {
+	case opts.PostgresPort != 0:
+		preferred = opts.PostgresPort
+	case opts.Ephemeral:
 		// Concurrent test processes would race for one fixed port.
 		preferred = 0
 	}
 	var url string
 	p, err := startOnFreePort(ctx, preferred, "could not bind",
 		func(port int) (*process, error) {
+			if opts.PostgresPort != 0 && port != opts.PostgresPort {
+				return nil, fmt.Errorf("port %d is taken", opts.PostgresPort)
+			}
 			args := postgresArgs(data, port, opts.Ephemeral)
 			for _, setting := range opts.PostgresSettings {
 				args = append(args, "-c", setting)

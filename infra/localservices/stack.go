@@ -37,6 +37,10 @@ type Options struct {
 	// PostgresSettings are server settings ("name=value") PostgreSQL starts with, after
 	// the stack's own: the restore rehearsal's WAL archiving and recovery target.
 	PostgresSettings []string
+	// PostgresPort is the port a cluster started here must listen on (0: 54329 when
+	// free, else any; in ephemeral mode any). A restart of a persistent cluster passes
+	// the port of its first start, so that its clients keep their address.
+	PostgresPort int
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -415,5 +416,80 @@ func TestCompareVersions(t *testing.T) {
 				t.Errorf("compareVersions(%q, %q) = %d, want sign %d", tt.a, tt.b, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPostgresPortAndFreeze: a persistent cluster restarted with PostgresPort comes
+// back at the same address with its data; a port taken by another is refused, not
+// swapped for another; a frozen cluster holds its clients without an answer until it
+// is thawed.
+func TestPostgresPortAndFreeze(t *testing.T) {
+	ctx := context.Background()
+	dir := persistentDir(t)
+	pg, err := Postgres(ctx, Options{Dir: dir, Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, pg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('pg')"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+
+	thaw, err := pg.Freeze()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frozenCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = pgx.Connect(frozenCtx, pg.Endpoint)
+	cancel()
+	thaw()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("connect to a frozen cluster: %v, want the deadline to pass", err)
+	}
+	if err := ping(ctx, pg.Endpoint); err != nil {
+		t.Errorf("after thaw: %v", err)
+	}
+
+	u, err := url.Parse(pg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("port of %s: %v", pg.Endpoint, err)
+	}
+	old := pg.Endpoint
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	pg, err = Postgres(ctx, Options{Dir: dir, Getenv: noEnv, PostgresPort: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	if pg.Endpoint != old {
+		t.Errorf("restarted at %s, want %s", pg.Endpoint, old)
+	}
+	conn, err = pgx.Connect(ctx, pg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SELECT v FROM kept").Scan(&v); err != nil || v != "pg" {
+		t.Errorf("after the restart: %q, %v", v, err)
+	}
+
+	// The port is taken now (by the running cluster): a second cluster must not take
+	// another.
+	if other, err := Postgres(ctx, Options{Dir: persistentDir(t), Getenv: noEnv, PostgresPort: port}); err == nil {
+		other.Stop()
+		t.Errorf("a second cluster on the taken port %d started at %s", port, other.Endpoint)
+	} else if !strings.Contains(err.Error(), "taken") {
+		t.Errorf("a second cluster on the taken port: %v, want the port named taken", err)
 	}
 }

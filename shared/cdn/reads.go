@@ -27,6 +27,9 @@ type refReads struct {
 	// staleFor is how long a read reference may still be served when the database
 	// cannot confirm it (stale); 0: never.
 	staleFor time.Duration
+	// maxFresh bounds the reads remembered (fresh), whatever the users asked for:
+	// DefaultMaxRemembered.
+	maxFresh int
 
 	mu      sync.Mutex
 	slots   map[int64]*refSlot
@@ -53,7 +56,8 @@ type readRef struct {
 }
 
 func newRefReads(users Users, maxAge time.Duration, now func() time.Time) *refReads {
-	return &refReads{users: users, maxAge: maxAge, now: now, slots: map[int64]*refSlot{}, fresh: map[int64]readRef{}}
+	return &refReads{users: users, maxAge: maxAge, now: now, maxFresh: DefaultMaxRemembered,
+		slots: map[int64]*refSlot{}, fresh: map[int64]readRef{}}
 }
 
 // userImage returns user id's image reference ("" for none; apperr.NotFound for an
@@ -143,8 +147,7 @@ func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
 	close(call.done)
 	rr.mu.Lock()
 	if call.err == nil && rr.kept() > 0 {
-		rr.fresh[id] = readRef{ref: call.ref, start: start}
-		rr.sweep()
+		rr.remember(id, readRef{ref: call.ref, start: start})
 	}
 	next := s.pending
 	s.running, s.pending = next, nil
@@ -155,6 +158,20 @@ func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
 	if next != nil {
 		go rr.run(id, s, next)
 	}
+}
+
+// remember records user id's read, within maxFresh users: when full, an arbitrary
+// other user's read goes (the first the map's iteration gives), which costs that user
+// one more query, and through a stall the stale answer it would have had.
+func (rr *refReads) remember(id int64, e readRef) {
+	if _, ok := rr.fresh[id]; !ok && len(rr.fresh) >= rr.maxFresh {
+		for other := range rr.fresh {
+			delete(rr.fresh, other)
+			break
+		}
+	}
+	rr.fresh[id] = e
+	rr.sweep()
 }
 
 // sweep forgets the reads too old to use, at most once per kept.

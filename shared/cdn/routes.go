@@ -35,6 +35,12 @@ const DefaultRefMaxAge = 100 * time.Millisecond
 // keep it a minute, not a day. The change call drops its container's copy at once.
 const DefaultStaleFor = 10 * time.Minute
 
+// DefaultMaxRemembered bounds the users whose last reference read a container keeps
+// (for RefMaxAge's reuse and StaleFor's stale answers), whatever the requests ask for:
+// a read is a user id, its reference (under 50 bytes) and a time, under 180 bytes with
+// the map's share, so at most about 11 MiB. Beyond it an arbitrary user's read goes.
+const DefaultMaxRemembered = 1 << 16
+
 // DefaultRetryDelay is the wait before the first retry of a failed invalidation.
 const DefaultRetryDelay = 250 * time.Millisecond
 

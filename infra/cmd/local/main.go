@@ -40,8 +40,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "folder of the services' data (git-ignored)")
 	port := fs.Int("port", 3000, "HTTP port of the API (0: a free one)")
+	debugAddr := fs.String("debug-addr", "", "loopback address of the process's runtime figures (expvar, pprof) for make soak; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *debugAddr != "" {
+		if _, err := serveDebug(ctx, *debugAddr, out); err != nil {
+			return err
+		}
 	}
 	absDir, err := filepath.Abs(*dir)
 	if err != nil {

@@ -127,8 +127,12 @@ func (s *Server) googleAuthorize(w http.ResponseWriter, r *http.Request, next ht
 	}
 	if code := loc.Query().Get("code"); code != "" {
 		s.mu.Lock()
-		s.codes[code] = grant{user: u, redirectURI: ar.redirectURI, challenge: ar.challenge, scopes: ar.scopes, expires: time.Now().Add(codeTTL)}
+		s.codes.put(code, grant{user: u, redirectURI: ar.redirectURI, challenge: ar.challenge, scopes: ar.scopes, expires: time.Now().Add(codeTTL)})
 		s.mu.Unlock()
+		// mockoidc keeps a session per code (the ID of its tokens) and never drops one.
+		if old := s.oidcCodes.put(code, struct{}{}); old != "" {
+			delete(s.oidc.SessionStore.Store, old)
+		}
 	}
 }
 

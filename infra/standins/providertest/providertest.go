@@ -147,11 +147,12 @@ type Server struct {
 	queue       []queued
 	failToken   int
 	failProfile int
-	failEmails  int             // github: /user/emails alone
-	rateLimits  []RateLimitKind // the next profile requests answer the provider's rate limit
-	idChanges   []IDTokenChange // google: changes of the next ID tokens, in order
-	codes       map[string]grant
-	tokens      map[string]session
+	failEmails  int               // github: /user/emails alone
+	rateLimits  []RateLimitKind   // the next profile requests answer the provider's rate limit
+	idChanges   []IDTokenChange   // google: changes of the next ID tokens, in order
+	codes       *recent[grant]    // the newest maxGrants codes
+	tokens      *recent[session]  // the newest maxGrants access tokens
+	oidcCodes   *recent[struct{}] // google: mockoidc's newest sessions (under oidcMu)
 
 	closeOnce sync.Once
 	stop      func()
@@ -212,8 +213,9 @@ func Start(provider, clientID, secret string, opts ...Option) (*Server, func(), 
 		Provider:     provider,
 		ClientID:     clientID,
 		ClientSecret: secret,
-		codes:        make(map[string]grant),
-		tokens:       make(map[string]session),
+		codes:        newRecent[grant](maxGrants),
+		tokens:       newRecent[session](maxGrants),
+		oidcCodes:    newRecent[struct{}](maxGrants),
 	}
 	for _, opt := range opts {
 		opt(&s.opts)
@@ -609,7 +611,7 @@ func (s *Server) issueCode(u User, ar authRequest) string {
 	code := rand.Text()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.codes[code] = grant{user: u, redirectURI: ar.redirectURI, challenge: ar.challenge, scopes: s.granted(u, ar.scopes), expires: time.Now().Add(codeTTL)}
+	s.codes.put(code, grant{user: u, redirectURI: ar.redirectURI, challenge: ar.challenge, scopes: s.granted(u, ar.scopes), expires: time.Now().Add(codeTTL)})
 	return code
 }
 
@@ -627,8 +629,7 @@ func (s *Server) granted(u User, requested []string) []string {
 func (s *Server) redeem(code string) (grant, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	g, ok := s.codes[code]
-	delete(s.codes, code)
+	g, ok := s.codes.take(code)
 	if !ok || time.Now().After(g.expires) {
 		return grant{}, false
 	}
@@ -639,7 +640,7 @@ func (s *Server) issueToken(g grant) string {
 	tok := randomToken()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens[tok] = session{user: g.user, scopes: g.scopes, expires: time.Now().Add(tokenTTL)}
+	s.tokens.put(tok, session{user: g.user, scopes: g.scopes, expires: time.Now().Add(tokenTTL)})
 	return tok
 }
 
@@ -652,7 +653,7 @@ func (s *Server) session(token string) (session, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sess, ok := s.tokens[token]
+	sess, ok := s.tokens.get(token)
 	if !ok || time.Now().After(sess.expires) {
 		return session{}, false
 	}
