@@ -474,6 +474,7 @@ func (w *world) deployHook(t *testing.T) {
 	if len(w.standIn.reports) != len(groups) {
 		t.Errorf("the hook reported %v, want one report per group", w.standIn.reports)
 	}
+	t.Logf("%s: the deploy hook reported %v", w.set, w.standIn.reports)
 }
 
 func paramsPath(set string) string {

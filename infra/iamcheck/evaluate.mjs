@@ -15,7 +15,7 @@
 // decision is the principal's whole policy's answer; allowedBy lists the candidates
 // (indexes into the principal's statements) that allow the request on their own, for
 // the report of grants no request uses.
-import { runSimulation } from '@cloud-copilot/iam-simulate'
+import { runSimulation, runUnsafeSimulation } from '@cloud-copilot/iam-simulate'
 
 const input = JSON.parse(await new Promise((resolve, reject) => {
   let data = ''
@@ -31,7 +31,7 @@ function policy(statements) {
 
 async function simulate(principal, req, statements) {
   const resourcePolicy = req.resourcePolicy ? input.resourcePolicies[req.resourcePolicy] : undefined
-  const result = await runSimulation({
+  const simulation = {
     request: {
       principal: principal.arn,
       action: req.action,
@@ -42,7 +42,14 @@ async function simulate(principal, req, statements) {
     serviceControlPolicies: [],
     resourceControlPolicies: [],
     ...(resourcePolicy ? { resourcePolicy } : {})
-  }, {})
+  }
+  const result = await runSimulation(simulation, {})
+  if (result.resultType === 'error' && result.errors.message === 'multiple.resource.types') {
+    // An ARN that fits two of the action's resource types alike (a Lambda alias's and a
+    // version's, function:NAME:QUALIFIER): the policies are evaluated without the
+    // type check, which cannot tell them apart.
+    return { decision: runUnsafeSimulation(simulation, {}) }
+  }
   if (result.resultType === 'error') {
     return { decision: 'error', error: JSON.stringify(result.errors) }
   }

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mediacatalog/service/infra/iamcheck"
@@ -41,27 +41,50 @@ type deployment struct {
 
 func templatePath() string { return filepath.Join(testenv.RepoRoot(), "template.yaml") }
 
-// record transforms the template with each parameter set, runs every function of each
-// stack with all calls recorded, and turns the calls into the requests AWS authorizes.
-func record(t *testing.T) map[string]*deployment {
+// record transforms the template with each parameter set (and each mutation of it with
+// the create set, for the mutations' test), runs every function of each stack with all
+// calls recorded, and turns the calls into the requests AWS authorizes.
+func record(t *testing.T) (map[string]*deployment, map[string]mutated) {
 	t.Helper()
-	cfns := make([]*samtemplate.CFN, len(sets))
-	errs := make([]error, len(sets))
-	var wg sync.WaitGroup
-	for i, set := range sets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cfns[i], _, errs[i] = samtemplate.Transform(templatePath(), paramsPath(set.name), t.TempDir())
-		}()
+	dir := t.TempDir()
+	var jobs []samtemplate.Job
+	for _, set := range sets {
+		jobs = append(jobs, samtemplate.Job{Template: templatePath(), Params: paramsPath(set.name)})
 	}
+	muts := map[string]mutated{}
+	text, err := os.ReadFile(templatePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var applied []string
+	for i, m := range mutations {
+		if n := strings.Count(string(text), m.old); n != 1 {
+			muts[m.name] = mutated{err: fmt.Errorf("the mutation's text is in template.yaml %d times, want once: %q", n, m.old)}
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("mutation-%d.yaml", i))
+		if err := os.WriteFile(path, []byte(strings.Replace(string(text), m.old, m.new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, samtemplate.Job{Template: path, Params: paramsPath("create")})
+		applied = append(applied, m.name)
+	}
+	var cfns []*samtemplate.CFN
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cfns, err = samtemplate.TransformAll(dir, jobs...)
+	}()
 	motoURL := motoserver.Start(t)
-	wg.Wait()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range applied {
+		muts[name] = mutated{cfn: cfns[len(sets)+i]}
+	}
 	worlds := make([]*world, len(sets))
 	for i, set := range sets {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
 		worlds[i] = newWorld(t, set.name, set.stack, motoURL, cfns[i])
 	}
 
@@ -111,7 +134,13 @@ func record(t *testing.T) map[string]*deployment {
 		d.checks = append(d.checks, platform...)
 		out[w.set] = d
 	}
-	return out
+	return out, muts
+}
+
+// mutated is a mutation's template transformed with the create set, or why it is not.
+type mutated struct {
+	cfn *samtemplate.CFN
+	err error
 }
 
 // resourcePolicies are the policies of the resources the requests name: the images
@@ -141,10 +170,10 @@ func (d *deployment) resourcePolicies(t *testing.T, s *samtemplate.Stack) (map[s
 	}
 }
 
-func (d *deployment) evaluate(t *testing.T, s *samtemplate.Stack, principals map[string]*iamcheck.Principal) []iamcheck.Result {
+func (d *deployment) evaluate(t *testing.T, s *samtemplate.Stack, principals map[string]*iamcheck.Principal, usage bool) []iamcheck.Result {
 	t.Helper()
 	pols, of := d.resourcePolicies(t, s)
-	results, err := iamcheck.Evaluate(context.Background(), principals, pols, of, d.checks)
+	results, err := iamcheck.Evaluate(context.Background(), principals, pols, of, d.checks, usage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +191,12 @@ func TestIAM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every function of two stacks")
 	}
-	deployments := record(t)
+	deployments, muts := record(t)
 	for _, set := range sets {
 		t.Run(set.name, func(t *testing.T) {
 			d := deployments[set.name]
 			s := d.world.stack
-			results := d.evaluate(t, s, d.principals)
+			results := d.evaluate(t, s, d.principals, true)
 			for _, m := range iamcheck.Denials(d.principals, results, s.Symbolic) {
 				t.Error(m)
 			}
@@ -186,7 +215,7 @@ func TestIAM(t *testing.T) {
 			t.Logf("%d requests from %d recorded calls' and the platform's, %d principals", len(d.checks), d.calls, len(d.principals))
 		})
 	}
-	t.Run("mutations", func(t *testing.T) { testMutations(t, deployments["create"]) })
+	t.Run("mutations", func(t *testing.T) { testMutations(t, deployments["create"], muts) })
 	t.Run("table", func(t *testing.T) { testTable(t, deployments["create"]) })
 }
 
@@ -198,68 +227,53 @@ var mutations = []struct {
 	{"admin-users loses s3:DeleteObject",
 		"Sid: WriteProfileImages\n                Effect: Allow\n                Action: [s3:PutObject, s3:DeleteObject]",
 		"Sid: WriteProfileImages\n                Effect: Allow\n                Action: [s3:PutObject]",
-		"admin-users (role AdminUsersRole): S3.DeleteObjects is denied (ImplicitlyDenied): grant s3:DeleteObject on arn:aws:s3:::"},
+		"admin-users (role AdminUsersFunctionRole): S3.DeleteObjects is denied (ImplicitlyDenied): grant s3:DeleteObject on arn:aws:s3:::"},
 	{"the bucket's ARN in place of users/*",
 		"Action: [s3:PutObject, s3:DeleteObject]\n                Resource: !Sub \"${ImagesBucket.Arn}/users/*\"",
 		"Action: [s3:PutObject, s3:DeleteObject]\n                Resource: !GetAtt ImagesBucket.Arn",
-		"admin-users (role AdminUsersRole): S3.PutObject is denied (ImplicitlyDenied): grant s3:PutObject on arn:aws:s3:::"},
+		"admin-users (role AdminUsersFunctionRole): S3.PutObject is denied (ImplicitlyDenied): grant s3:PutObject on arn:aws:s3:::"},
 	{"the state and rate-limit tables swapped",
 		"Action: [dynamodb:PutItem, dynamodb:DeleteItem]\n                Resource: !GetAtt OAuthStateTable.Arn",
 		"Action: [dynamodb:PutItem, dynamodb:DeleteItem]\n                Resource: !GetAtt RateLimitTable.Arn",
-		"oauth (role OAuthRole): DynamoDB.PutItem is denied (ImplicitlyDenied): grant dynamodb:PutItem on arn:aws:dynamodb:eu-central-1:123456789012:table/media-catalog-prod-OAuthStateTable-"},
+		"oauth (role OAuthFunctionRole): DynamoDB.PutItem is denied (ImplicitlyDenied): grant dynamodb:PutItem on arn:aws:dynamodb:eu-central-1:123456789012:table/media-catalog-prod-OAuthStateTable-"},
 	{"a region in the distribution's ARN",
 		"arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/${Distribution}",
 		"arn:${AWS::Partition}:cloudfront:${AWS::Region}:${AWS::AccountId}:distribution/${Distribution}",
-		"cdn (role CdnRole): CloudFront.CreateInvalidation is denied (ImplicitlyDenied): grant cloudfront:CreateInvalidation on arn:aws:cloudfront::123456789012:distribution/"},
+		"cdn (role CdnFunctionRole): CloudFront.CreateInvalidation is denied (ImplicitlyDenied): grant cloudfront:CreateInvalidation on arn:aws:cloudfront::123456789012:distribution/"},
 	{"the contributors' prefix replaced by the users'",
 		"Resource: !Sub \"${ImagesBucket.Arn}/contributors/*\"",
 		"Resource: !Sub \"${ImagesBucket.Arn}/users/*\"",
-		"admin-contributors (role AdminContributorsRole): S3.PutObject is denied (ImplicitlyDenied): grant s3:PutObject on arn:aws:s3:::"},
+		"admin-contributors (role AdminContributorsFunctionRole): S3.PutObject is denied (ImplicitlyDenied): grant s3:PutObject on arn:aws:s3:::"},
 	{"the cdn function in place of its alias",
 		"Action: [lambda:InvokeFunction]\n                Resource: !Ref CdnFunction.Alias",
 		"Action: [lambda:InvokeFunction]\n                Resource: !GetAtt CdnFunction.Arn",
-		"admin-users (role AdminUsersRole): Lambda.Invoke is denied (ImplicitlyDenied): grant lambda:InvokeFunction on arn:aws:lambda:eu-central-1:123456789012:function:media-catalog-prod-cdn:live"},
+		"admin-users (role AdminUsersFunctionRole): Lambda.Invoke is denied (ImplicitlyDenied): grant lambda:InvokeFunction on arn:aws:lambda:eu-central-1:123456789012:function:media-catalog-prod-cdn:live"},
 	{"the hook's status report on the deployment groups",
 		"Action: [codedeploy:PutLifecycleEventHookExecutionStatus]\n                Resource: \"*\"",
 		"Action: [codedeploy:PutLifecycleEventHookExecutionStatus]\n                Resource: !Sub \"arn:${AWS::Partition}:codedeploy:${AWS::Region}:${AWS::AccountId}:deploymentgroup:${ServerlessDeploymentApplication}/*\"",
 		"deploy-hook (role DeployHookRole): CodeDeploy.PutLifecycleEventHookExecutionStatus is denied (ImplicitlyDenied): grant codedeploy:PutLifecycleEventHookExecutionStatus on *"},
 	{"the secrets' key through another service",
-		"kms:ViaService: !Sub \"secretsmanager.${AWS::Region}.amazonaws.com\"",
-		"kms:ViaService: !Sub \"lambda.${AWS::Region}.amazonaws.com\"",
-		"oauth (role OAuthRole): Secrets Manager.GetSecretValue is denied (ImplicitlyDenied): grant kms:Decrypt on arn:aws:kms:eu-central-1:123456789012:key/"},
+		"Sid: DecryptOwnSecretsThroughSecretsManager\n                  Effect: Allow\n                  Action: [kms:Decrypt]\n                  Resource: !Ref SecretsKmsKeyArn\n                  Condition:\n                    StringEquals:\n                      kms:ViaService: !Sub \"secretsmanager.",
+		"Sid: DecryptOwnSecretsThroughSecretsManager\n                  Effect: Allow\n                  Action: [kms:Decrypt]\n                  Resource: !Ref SecretsKmsKeyArn\n                  Condition:\n                    StringEquals:\n                      kms:ViaService: !Sub \"lambda.",
+		"oauth (role OAuthFunctionRole): Secrets Manager.GetSecretValue is denied (ImplicitlyDenied): grant kms:Decrypt on arn:aws:kms:eu-central-1:123456789012:key/"},
 	{"a function's logs in another function's group",
 		"log-group:/aws/lambda/${AWS::StackName}-tags:log-stream:*",
 		"log-group:/aws/lambda/${AWS::StackName}-publishers:log-stream:*",
-		"tags (role TagsRole): Lambda is denied (ImplicitlyDenied): grant logs:PutLogEvents on arn:aws:logs:eu-central-1:123456789012:log-group:/aws/lambda/media-catalog-prod-tags:log-stream:"},
+		"tags (role TagsFunctionRole): Lambda (writes the function's output to its log group with the function's role; the template creates the group: no logs:CreateLogGroup) is denied (ImplicitlyDenied): grant logs:PutLogEvents on arn:aws:logs:eu-central-1:123456789012:log-group:/aws/lambda/media-catalog-prod-tags:log-stream:"},
 }
 
-// testMutations applies each mutation to template.yaml, transforms it with the create
-// set, and evaluates the recorded requests against the narrowed roles.
-func testMutations(t *testing.T, d *deployment) {
-	b, err := os.ReadFile(templatePath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	sem := make(chan struct{}, 2) // each transform is a Python process: two at a time
+// testMutations evaluates the recorded requests of the create set against the roles
+// of each mutation of template.yaml (transformed by record).
+func testMutations(t *testing.T, d *deployment, muts map[string]mutated) {
+	sem := make(chan struct{}, 2) // each evaluation is a node process: two at a time
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			if n := strings.Count(text, m.old); n != 1 {
-				t.Fatalf("the mutation's text is in template.yaml %d times, want once: %q", n, m.old)
+			mu := muts[m.name]
+			if mu.err != nil {
+				t.Fatal(mu.err)
 			}
-			dir := t.TempDir()
-			path := filepath.Join(dir, "template.yaml")
-			if err := os.WriteFile(path, []byte(strings.Replace(text, m.old, m.new, 1)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			sem <- struct{}{}
-			cfn, _, err := samtemplate.Transform(path, paramsPath("create"), dir)
-			<-sem
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := samtemplate.NewStack(cfn, paramsPath("create"), d.world.stack.Name, region, accountID)
+			s, err := samtemplate.NewStack(mu.cfn, paramsPath("create"), d.world.stack.Name, region, accountID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +281,10 @@ func testMutations(t *testing.T, d *deployment) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			denials := iamcheck.Denials(principals, d.evaluate(t, s, principals), s.Symbolic)
+			sem <- struct{}{}
+			results := d.evaluate(t, s, principals, false)
+			<-sem
+			denials := iamcheck.Denials(principals, results, s.Symbolic)
 			found := false
 			for _, msg := range denials {
 				found = found || strings.Contains(msg, m.want)
@@ -287,14 +304,15 @@ const (
 )
 
 // generalize writes a request's resource as the template names it, with the parts each
-// call chooses (an object's key below its prefix, a log stream, a version) as *.
+// call chooses (an object's key below its prefix, a log stream, a version) as *, and
+// each function's resources as <Fn>'s when the row is every function's.
 var generalize = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`^(\$\{ImagesBucket\.Arn\}/[^/]+)/.+$`), "$1/*"},
 	{regexp.MustCompile(`:log-stream:.+$`), ":log-stream:*"},
-	{regexp.MustCompile(`^(arn:.*:lambda:.*:function:[^:]+):\d+$`), "$1:<version>"},
+	{regexp.MustCompile(`^(.*:function:[^:]+|\$\{[A-Za-z]+\.Arn\}):\d+$`), "$1:<version>"},
 	{regexp.MustCompile(`^(arn:.*:dbuser:)prx-[0-9a-f]+/`), "${1}<proxy id>/"},
 }
 
@@ -303,44 +321,81 @@ func tableResource(s *samtemplate.Stack, r string) string {
 	for _, g := range generalize {
 		r = g.re.ReplaceAllString(r, g.with)
 	}
-	return strings.ReplaceAll(r, "|", `\|`)
+	return r
+}
+
+// perFunction writes the resources of one function of w in r as those of any (<Fn>);
+// the deploy hook's too with hook.
+func perFunction(w *world, r string, withHook bool) string {
+	for name, id := range w.functions {
+		if name == hook && !withHook {
+			continue
+		}
+		base := strings.TrimSuffix(id, "Function")
+		r = regexp.MustCompile(`\$\{`+base+`(Function|CanaryErrorsAlarm|RoutesAlarm)`).ReplaceAllString(r, "${<Fn>$1")
+		r = strings.ReplaceAll(r, "${AWS::StackName}-"+name, "${AWS::StackName}-<fn>")
+	}
+	return r
+}
+
+// table writes rows grouped by all but their actions: "| key... | actions |" with the
+// actions as the column at index at.
+type table map[string][]string
+
+func (tb table) add(action string, cols ...string) {
+	k := strings.Join(cols, "\x00")
+	if !slices.Contains(tb[k], action) {
+		tb[k] = append(tb[k], action)
+	}
+}
+
+func (tb table) rows(at int) []string {
+	var out []string
+	for k, actions := range tb {
+		sort.Strings(actions)
+		cols := strings.Split(k, "\x00")
+		cell := "`" + strings.Join(actions, "`, `") + "`"
+		cols = append(cols[:at], append([]string{cell}, cols[at:]...)...)
+		out = append(out, "| "+strings.Join(cols, " | ")+" |")
+	}
+	sort.Strings(out)
+	return out
 }
 
 // testTable holds docs/operations.md's generated part to the create set's recording
 // (make iam-table rewrites it).
 func testTable(t *testing.T, d *deployment) {
 	s := d.world.stack
-	rows := map[string]bool{}
-	platform := map[string]bool{}
+	calls, platform := table{}, table{}
+	who := map[string]string{iamcheck.CodeDeploy: "CodeDeploy (CodeDeployServiceRole)", iamcheck.RDSProxy: "RDS Proxy (DbProxyRole)"}
 	for i, c := range d.checks {
+		res := tableResource(s, c.Resource)
 		if i < d.calls {
-			rows[fmt.Sprintf("| %s | `%s` | `%s` | %s |", c.Principal, c.Action, tableResource(s, c.Resource), c.Source)] = true
+			if c.Principal == hook {
+				res = perFunction(d.world, res, false)
+			}
+			calls.add(c.Action, c.Principal, "`"+res+"`", c.Source)
 			continue
 		}
-		who := c.Principal
+		role := who[c.Principal]
 		if c.Source == "Lambda" {
-			who = "every function"
+			role = "every function"
 			if strings.HasPrefix(c.Action, "ec2:") {
-				who = "every function in the VPC (all but the deploy hook)"
+				role = "every function but the deploy hook (in the VPC)"
 			}
 		}
-		res := tableResource(s, c.Resource)
-		if c.Source == "Lambda" || c.Principal == iamcheck.CodeDeploy {
-			res = regexp.MustCompile(`\$\{AWS::StackName\}-[a-z-]+`).ReplaceAllString(res, "${AWS::StackName}-<function>")
-			res = regexp.MustCompile(`\$\{[A-Za-z]+(Function|Alarm)[A-Za-z]*\}`).ReplaceAllString(res, "<its $1>")
-		}
-		platform[fmt.Sprintf("| %s | `%s` | `%s` | %s |", who, c.Action, res, c.Reason)] = true
+		platform.add(c.Action, role, "`"+perFunction(d.world, res, c.Source == "Lambda")+"`", c.Source+" "+c.Reason)
 	}
 	var b strings.Builder
 	b.WriteString(tableBegin + "\n\n")
-	b.WriteString("The calls each function made while `TestIAM` drove it (parameter set `create`), as AWS authorizes them:\n\n")
-	b.WriteString("| function | action | resource | call |\n|---|---|---|---|\n")
-	for _, r := range sortedKeys(rows) {
+	b.WriteString("The calls each function made while `TestIAM` drove it (parameter set `create`; `<Fn>`: each function's), as AWS authorizes them:\n\n")
+	b.WriteString("| function | actions | resource | call |\n|---|---|---|---|\n")
+	for _, r := range calls.rows(1) {
 		b.WriteString(r + "\n")
 	}
 	b.WriteString("\nThe requests AWS's services make with the roles, which no code of the service makes (the short list of grants no call uses):\n\n")
-	b.WriteString("| role of | action | resource | why |\n|---|---|---|---|\n")
-	for _, r := range sortedKeys(platform) {
+	b.WriteString("| role of | actions | resource | why |\n|---|---|---|---|\n")
+	for _, r := range platform.rows(1) {
 		b.WriteString(r + "\n")
 	}
 	b.WriteString("\n" + tableEnd)

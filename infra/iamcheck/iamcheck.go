@@ -81,9 +81,10 @@ func Dir() string {
 	return filepath.Dir(file)
 }
 
-// RolePrincipal reads the role roleID of the stack: its inline policies, resolved and
-// split one action and one resource a statement. A managed policy is an error: its
-// statements are outside the template, so nothing here could check them.
+// RolePrincipal reads the role roleID of the stack: its inline policies and the
+// template's managed policies it attaches, resolved and split one action and one
+// resource a statement. A managed policy from outside the template (AWS's) is an error:
+// nothing here could check its statements.
 func RolePrincipal(s *samtemplate.Stack, name, roleID string) (*Principal, error) {
 	r, ok := s.CFN.Resources[roleID]
 	if !ok || r.Type != "AWS::IAM::Role" {
@@ -94,23 +95,31 @@ func RolePrincipal(s *samtemplate.Stack, name, roleID string) (*Principal, error
 		return nil, err
 	}
 	p := &Principal{Name: name, Role: roleID, ARN: arn}
-	managed, err := s.Resolve(r.Properties["ManagedPolicyArns"])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", roleID, err)
+	type document struct {
+		name string
+		doc  any
 	}
-	if l, _ := managed.([]any); len(l) > 0 {
-		return nil, fmt.Errorf("%s (%s) has managed policies %v: their statements are not in the template, so the IAM test cannot evaluate them; write the statements the role needs inline", roleID, name, l)
+	var docs []document
+	for _, m := range asList(r.Properties["ManagedPolicyArns"]) {
+		ref, _ := m.(map[string]any)["Ref"].(string)
+		if mp, ok := s.CFN.Resources[ref]; ok && mp.Type == "AWS::IAM::ManagedPolicy" {
+			docs = append(docs, document{ref, mp.Properties["PolicyDocument"]})
+			continue
+		}
+		return nil, fmt.Errorf("%s (%s) has the managed policy %v, which is not one of the template's: its statements are outside it, so the IAM test cannot evaluate them; write them in the template", roleID, name, m)
 	}
-	pols, err := s.Resolve(r.Properties["Policies"])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", roleID, err)
-	}
-	l, _ := pols.([]any)
-	for _, pol := range l {
+	for _, pol := range asList(r.Properties["Policies"]) {
 		m, _ := pol.(map[string]any)
-		doc, _ := m["PolicyDocument"].(map[string]any)
+		docs = append(docs, document{fmt.Sprint(m["PolicyName"]), m["PolicyDocument"]})
+	}
+	for _, d := range docs {
+		v, err := s.Resolve(d.doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: policy %s: %w", roleID, d.name, err)
+		}
+		doc, _ := v.(map[string]any)
 		for _, st := range asList(doc["Statement"]) {
-			split, err := splitStatement(fmt.Sprint(m["PolicyName"]), st)
+			split, err := splitStatement(d.name, st)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", roleID, err)
 			}
@@ -160,8 +169,10 @@ func asList(v any) []any {
 
 // Evaluate decides each check against its principal's statements, with the resource
 // policy resourcePolicy names for its resource ("" for none) from resourcePolicies.
+// With usage, each result also says which statements allow it on their own (AllowedBy,
+// for Unused), at the cost of one more evaluation per candidate statement.
 func Evaluate(ctx context.Context, principals map[string]*Principal, resourcePolicies map[string]any,
-	resourcePolicy func(Request) string, checks []Check) ([]Result, error) {
+	resourcePolicy func(Request) string, checks []Check, usage bool) ([]Result, error) {
 	dir := Dir()
 	if err := localservices.NPMInstall(ctx, os.Stderr, dir, filepath.Join("@cloud-copilot", "iam-simulate", "package.json")); err != nil {
 		return nil, fmt.Errorf("install the IAM evaluator: %w", err)
@@ -195,7 +206,7 @@ func Evaluate(ctx context.Context, principals map[string]*Principal, resourcePol
 		req := requestIn{Principal: c.Principal, Action: c.Action, Resource: c.Resource, Account: accountOf(p.ARN),
 			Context: c.Context, ResourcePolicy: resourcePolicy(c.Request), Candidates: []int{}}
 		for i, st := range p.Statements {
-			if strings.EqualFold(st.Action, c.Action) || strings.HasSuffix(st.Action, "*") {
+			if usage && (strings.EqualFold(st.Action, c.Action) || strings.HasSuffix(st.Action, "*")) {
 				req.Candidates = append(req.Candidates, i)
 			}
 		}
@@ -259,7 +270,7 @@ func Denials(principals map[string]*Principal, results []Result, symbolic func(s
 		}
 		why := r.Source
 		if r.Reason != "" {
-			why += ": " + r.Reason
+			why += " (" + r.Reason + ")"
 		}
 		if r.Decision == "error" {
 			out = append(out, fmt.Sprintf("%s (role %s): %s: AWS cannot evaluate %s: %s", r.Principal, p.Role, why, what, r.Error))

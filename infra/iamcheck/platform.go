@@ -19,18 +19,18 @@ const (
 // record, since no code of the service makes them. They are the short list of grants
 // no call of the code uses.
 const (
-	reasonLogs = "Lambda writes the function's output to its log group with the function's role " +
-		"(the template creates the group: no logs:CreateLogGroup)"
-	reasonENI = "Lambda creates, describes and deletes the function's network interfaces in the VPC with its role; " +
+	reasonLogs = "writes the function's output to its log group with the function's role; " +
+		"the template creates the group: no logs:CreateLogGroup"
+	reasonENI = "creates, describes and deletes the function's network interfaces in the VPC with its role; " +
 		"an interface's ARN does not exist before it is created and DescribeNetworkInterfaces and DescribeSubnets " +
 		"have no resource type, so only \"*\" is granted (Lambda developer guide, \"Giving Lambda functions access to resources in an Amazon VPC\")"
-	reasonXRay = "Lambda's X-Ray daemon sends the function's trace segments (shared/telemetry's datagrams) and its own " +
-		"telemetry with the function's role; neither action has a resource type"
-	reasonAlias = "CodeDeploy reads and moves the alias live of each function it deploys (resource type: function)"
-	reasonPC    = "CodeDeploy reads the alias's provisioned concurrency before it shifts traffic"
-	reasonHook  = "CodeDeploy invokes the deployment's PreTraffic hook"
-	reasonAlarm = "CodeDeploy polls the deployment group's alarms, which roll the deployment back"
-	reasonProxy = "RDS Proxy reads the database logins of its auth entries with its role"
+	reasonXRay = "(its X-Ray daemon) uploads the function's trace segments (shared/telemetry's datagrams) and the " +
+		"daemon's telemetry with the function's role; neither action has a resource type"
+	reasonAlias = "reads and moves the alias live of each function it deploys (resource type function: the unqualified ARN)"
+	reasonPC    = "reads the alias's provisioned concurrency before it shifts traffic (resource type function alias)"
+	reasonHook  = "invokes the deployment's PreTraffic hook"
+	reasonAlarm = "polls the deployment group's alarms, which roll the deployment back"
+	reasonProxy = "reads the database logins of its auth entries with its role"
 )
 
 // Functions are the stack's Lambda functions by principal name: the route groups'

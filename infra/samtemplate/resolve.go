@@ -472,8 +472,8 @@ func (s *Stack) sub(arg any) (any, error) {
 }
 
 // Symbolic writes the physical names and ARNs of the stack in str as the template
-// names them (${ImagesBucket.Arn}, ${AWS::AccountId}), for messages that say which
-// grant of the template a request needs.
+// names them (${ImagesBucket.Arn}, ${OAuthSecretArn}, ${AWS::AccountId}), for messages
+// that say which grant of the template a request needs.
 func (s *Stack) Symbolic(str string) string {
 	type pair struct{ physical, symbol string }
 	var pairs []pair
@@ -493,6 +493,16 @@ func (s *Stack) Symbolic(str string) string {
 		}
 		if v, err := s.getAtt(id, "Arn"); err == nil {
 			pairs = append(pairs, pair{strings.TrimSuffix(fmt.Sprint(v), ":*"), "${" + id + ".Arn}"})
+		}
+	}
+	params := make([]string, 0, len(s.Params))
+	for p := range s.Params {
+		params = append(params, p)
+	}
+	sort.Strings(params)
+	for _, p := range params {
+		if v := s.Params[p]; strings.HasPrefix(v, "arn:") && !strings.Contains(v, ",") {
+			pairs = append(pairs, pair{v, "${" + p + "}"})
 		}
 	}
 	pairs = append(pairs, pair{s.Name, "${AWS::StackName}"}, pair{s.Account, "${AWS::AccountId}"}, pair{s.Region, "${AWS::Region}"})
