@@ -32,8 +32,8 @@ type Function struct {
 	// ManagedPolicies that role's ManagedPolicyArns as written ("!Ref X").
 	Role            string
 	ManagedPolicies []string
-	Memory      int
-	Timeout     int
+	Memory          int
+	Timeout         int
 }
 
 // DeployHook is the logical id of CodeDeploy's PreTraffic hook (shared/deployhook): a
