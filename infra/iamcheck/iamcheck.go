@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,14 +95,15 @@ func RolePrincipal(s *samtemplate.Stack, name, roleID string) (*Principal, error
 	if err != nil {
 		return nil, err
 	}
-	p := &Principal{Name: name, Role: roleID, ARN: arn}
+	p := &Principal{Name: name, Role: roleID, ARN: arn, Statements: []Statement{}}
 	type document struct {
 		name string
 		doc  any
 	}
 	var docs []document
 	for _, m := range asList(r.Properties["ManagedPolicyArns"]) {
-		ref, _ := m.(map[string]any)["Ref"].(string)
+		mm, _ := m.(map[string]any)
+		ref, _ := mm["Ref"].(string)
 		if mp, ok := s.CFN.Resources[ref]; ok && mp.Type == "AWS::IAM::ManagedPolicy" {
 			docs = append(docs, document{ref, mp.Properties["PolicyDocument"]})
 			continue
@@ -252,34 +254,51 @@ func accountOf(arn string) string {
 	return ""
 }
 
-// Denials describe every check its principal's role does not allow, each naming the
-// grant that is missing.
+// Denials describe the checks their principal's role does not allow, each naming the
+// grant that is missing: one line per principal, call and action, with the first
+// resource it named and how many more.
 func Denials(principals map[string]*Principal, results []Result, symbolic func(string) string) []string {
-	var out []string
+	type key struct{ principal, why, action, decision, err string }
+	var order []key
+	seen := map[key][]string{}
 	for _, r := range results {
 		if r.Decision == "Allowed" {
 			continue
 		}
-		p := principals[r.Principal]
-		what := fmt.Sprintf("%s on %s", r.Action, r.Resource)
+		what := r.Resource
 		if s := symbolic(r.Resource); s != r.Resource {
 			what += " (" + s + ")"
 		}
-		if len(r.Context) > 0 && !(len(r.Context) == 1 && r.Context["aws:SecureTransport"] != "") {
-			what += fmt.Sprintf(" with %v", contextWithout(r.Context, "aws:SecureTransport"))
+		if ctx := contextWithout(r.Context, "aws:SecureTransport"); len(ctx) > 0 {
+			what += fmt.Sprintf(" with %v", ctx)
 		}
 		why := r.Source
 		if r.Reason != "" {
 			why += " (" + r.Reason + ")"
 		}
-		if r.Decision == "error" {
-			out = append(out, fmt.Sprintf("%s (role %s): %s: AWS cannot evaluate %s: %s", r.Principal, p.Role, why, what, r.Error))
+		k := key{r.Principal, why, r.Action, r.Decision, r.Error}
+		if _, ok := seen[k]; !ok {
+			order = append(order, k)
+		}
+		if !slices.Contains(seen[k], what) {
+			seen[k] = append(seen[k], what)
+		}
+	}
+	var out []string
+	for _, k := range order {
+		what := seen[k][0]
+		if n := len(seen[k]) - 1; n > 0 {
+			what += fmt.Sprintf(", and %d more of its resources", n)
+		}
+		p := principals[k.principal]
+		if k.decision == "error" {
+			out = append(out, fmt.Sprintf("%s (role %s): %s: AWS cannot evaluate %s on %s: %s", k.principal, p.Role, k.why, k.action, what, k.err))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s (role %s): %s is denied (%s): grant %s", r.Principal, p.Role, why, r.Decision, what))
+		out = append(out, fmt.Sprintf("%s (role %s): %s is denied (%s): grant %s on %s", k.principal, p.Role, k.why, k.decision, k.action, what))
 	}
 	sort.Strings(out)
-	return dedupe(out)
+	return out
 }
 
 func contextWithout(c map[string]string, key string) map[string]string {
