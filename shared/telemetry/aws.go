@@ -15,7 +15,8 @@ import (
 // AWSOptions are the SDK client options (aws.Config.APIOptions) that give every
 // operation of every client built from the configuration a span: "DynamoDB.UpdateItem",
 // "S3.PutObject", "CloudFront.CreateInvalidation", "Lambda.Invoke", with the region,
-// the HTTP status, AWS's request id and the error.
+// the HTTP status, AWS's request id and the error; and, only while an observer is set
+// (ObserveAWS, the IAM tests), hand the operation to it.
 //
 // Ours rather than otelaws: that module is deprecated, and it links the DynamoDB, SQS
 // and SNS clients into every function that makes any AWS call (for their attributes)
