@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge soak build client schema migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge soak build client schema iam-table migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction \
 	DeployHookFunction)
@@ -223,6 +223,12 @@ client: ## regenerate the TypeScript client's types from shared/openapi/openapi.
 # test fails while it differs from what the migrations make.
 schema: ## rewrite shared/postgres/schema.sql from the migrations (after adding one)
 	$(GO) test -count=1 -run '^TestSchemaFile$$' ./shared/postgres/migrate/ -update
+
+# docs/operations.md's tables of the AWS calls each function makes and of the requests
+# AWS's services make with the roles, from infra/iamcheck's recording; make test fails
+# while they differ from it.
+iam-table: ## rewrite docs/operations.md's IAM tables from the recorded calls (after a new AWS call)
+	$(GO) test -count=1 -run '^TestIAM$$' ./infra/iamcheck/ -update
 
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }

@@ -48,24 +48,61 @@ const InstallHint = "install the validators: pip install cfn-lint==1.51.0 aws-sa
 // in paramsPath, and returns the result and the path of its JSON file in dir.
 func Transform(templatePath, paramsPath, dir string) (*CFN, string, error) {
 	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(paramsPath), ".json")+".transformed.json")
-	cmd := exec.Command("python3", filepath.Join(Dir(), "transform.py"), templatePath, paramsPath, out)
+	cfns, err := transform(dir, Job{Template: templatePath, Params: paramsPath, Out: out})
+	if err != nil {
+		return nil, "", err
+	}
+	return cfns[0], out, nil
+}
+
+// Job is one template and parameter set to transform (TransformAll).
+type Job struct {
+	Template, Params string
+	Out              string // the result's path; TransformAll names it in its dir when empty
+}
+
+// TransformAll is Transform of each job, in one Python process (its imports are most of
+// a transform's time), the results in jobs' order.
+func TransformAll(dir string, jobs ...Job) ([]*CFN, error) {
+	for i := range jobs {
+		if jobs[i].Out == "" {
+			jobs[i].Out = filepath.Join(dir, fmt.Sprintf("%d-%s.transformed.json", i, strings.TrimSuffix(filepath.Base(jobs[i].Params), ".json")))
+		}
+	}
+	return transform(dir, jobs...)
+}
+
+func transform(dir string, jobs ...Job) ([]*CFN, error) {
+	args := []string{filepath.Join(Dir(), "transform.py")}
+	for _, j := range jobs {
+		args = append(args, j.Template, j.Params, j.Out)
+	}
+	cmd := exec.Command("python3", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		if _, lookErr := exec.LookPath("python3"); lookErr != nil {
-			return nil, "", fmt.Errorf("no python3: %s", InstallHint)
+			return nil, fmt.Errorf("no python3: %s", InstallHint)
 		}
-		return nil, "", fmt.Errorf("transform with %s: %v\n%s", filepath.Base(paramsPath), err, stderr.String())
+		var sets []string
+		for _, j := range jobs {
+			sets = append(sets, filepath.Base(j.Params))
+		}
+		return nil, fmt.Errorf("transform with %s: %v\n%s", strings.Join(sets, ", "), err, stderr.String())
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return nil, "", err
+	out := make([]*CFN, len(jobs))
+	for i, j := range jobs {
+		b, err := os.ReadFile(j.Out)
+		if err != nil {
+			return nil, err
+		}
+		var c CFN
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, fmt.Errorf("read %s: %w", j.Out, err)
+		}
+		out[i] = &c
 	}
-	var c CFN
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", out, err)
-	}
-	return &c, out, nil
+	return out, nil
 }
 
 // Lint runs cfn-lint on a template and returns its findings (empty when clean).

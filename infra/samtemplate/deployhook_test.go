@@ -19,14 +19,14 @@ import (
 // readiness probe has checks and route probes for each group and for nothing else,
 // each route probe a route of that group's function (infra/smoke holds the real
 // functions to them), and, as created:
-//   - its name starts with CodeDeployHook_, the functions SAM's CodeDeploy role
-//     (AWSCodeDeployRoleForLambda, "arn:aws:lambda:*:*:function:CodeDeployHook_*")
-//     may invoke;
-//   - it runs outside the VPC and its role has the logging and X-Ray policies only,
-//     not the VPC one;
-//   - it may invoke the versions and aliases of the stack's eight functions (qualified
-//     ARNs of their names) and nothing else, and read and report the deployments and
-//     revisions of the stack's CodeDeploy application only;
+//   - CodeDeploy deploys with the template's CodeDeployServiceRole (no managed
+//     policy), which may invoke the hook by its name;
+//   - it runs outside the VPC and its role has the template's X-Ray policy only, not
+//     the network interfaces' one;
+//   - it may write its own log group's streams, invoke the versions and aliases of
+//     the stack's eight functions (qualified ARNs of their names) and nothing else,
+//     read the deployments and revisions of the stack's CodeDeploy application only,
+//     and report a hook's status ("*": the action has no resource type);
 //   - its Timeout is above a probe and two CodeDeploy calls, so that it always reports;
 //   - its logs are kept like the functions' (its own log group, LogRetentionDays).
 func TestTransformedDeployHook(t *testing.T) {
@@ -56,12 +56,18 @@ func TestTransformedDeployHook(t *testing.T) {
 			if !ok || hook.Type != "AWS::Lambda::Function" {
 				t.Fatalf("no function %s", samtemplate.DeployHook)
 			}
-			if name := fmt.Sprint(subOf(hook.Properties["FunctionName"])); !strings.HasPrefix(name, "CodeDeployHook_") {
-				t.Errorf("FunctionName %s: CodeDeploy's role may not invoke it", name)
+			hookName := fmt.Sprint(subOf(hook.Properties["FunctionName"]))
+			cd := cfn.Resources["CodeDeployServiceRole"]
+			if cd.Type != "AWS::IAM::Role" || cd.Properties["ManagedPolicyArns"] != nil {
+				t.Errorf("CodeDeploy's role %s: want the template's, without managed policies", fmt.Sprint(cd.Properties["ManagedPolicyArns"]))
 			}
-			cdRole := fmt.Sprint(cfn.Resources["CodeDeployServiceRole"].Properties["ManagedPolicyArns"])
-			if !strings.Contains(cdRole, "service-role/AWSCodeDeployRoleForLambda") {
-				t.Errorf("CodeDeploy's role has %s", cdRole)
+			for _, g := range cfn.OfType("AWS::CodeDeploy::DeploymentGroup") {
+				if got := fmt.Sprint(cfn.Resources[g].Properties["ServiceRoleArn"]); got != "map[Fn::GetAtt:[CodeDeployServiceRole Arn]]" {
+					t.Errorf("%s deploys as %s", g, got)
+				}
+			}
+			if invoke := fmt.Sprint(cd.Properties["Policies"]); !strings.Contains(invoke, "function:"+hookName+"]") {
+				t.Errorf("CodeDeploy's role may not invoke %s: %s", hookName, invoke)
 			}
 			if v, ok := hook.Properties["VpcConfig"]; ok && fmt.Sprint(v) != "map[Ref:AWS::NoValue]" {
 				t.Errorf("the hook runs in the VPC: %v", v)
@@ -92,14 +98,8 @@ func TestTransformedDeployHook(t *testing.T) {
 				t.Fatalf("Role %v", hook.Properties["Role"])
 			}
 			role := cfn.Resources[fmt.Sprint(ga[0])]
-			var managed []string
-			for _, m := range role.Properties["ManagedPolicyArns"].([]any) {
-				s := fmt.Sprint(subOf(m))
-				managed = append(managed, s[strings.LastIndex(s, ":policy/")+len(":policy/"):])
-			}
-			sort.Strings(managed)
-			if want := []string{"AWSXrayWriteOnlyAccess", "service-role/AWSLambdaBasicExecutionRole"}; !slices.Equal(managed, want) {
-				t.Errorf("managed policies %v, want %v", managed, want)
+			if got := fmt.Sprint(role.Properties["ManagedPolicyArns"]); got != "[map[Ref:FunctionTracesPolicy]]" {
+				t.Errorf("managed policies %s, want the template's FunctionTracesPolicy", got)
 			}
 			grants := map[string][]string{}
 			for _, p := range role.Properties["Policies"].([]any) {
@@ -122,10 +122,13 @@ func TestTransformedDeployHook(t *testing.T) {
 			}
 			sort.Strings(invoke)
 			deployments := []string{"arn:${AWS::Partition}:codedeploy:${AWS::Region}:${AWS::AccountId}:deploymentgroup:${ServerlessDeploymentApplication}/*"}
+			logs := []string{"arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/" + hookName + ":log-stream:*"}
 			want := map[string][]string{
+				"logs:CreateLogStream":                            logs,
+				"logs:PutLogEvents":                               logs,
 				"lambda:InvokeFunction":                           invoke,
 				"codedeploy:GetDeployment":                        deployments,
-				"codedeploy:PutLifecycleEventHookExecutionStatus": deployments,
+				"codedeploy:PutLifecycleEventHookExecutionStatus": {"*"},
 				"codedeploy:GetApplicationRevision":               {"arn:${AWS::Partition}:codedeploy:${AWS::Region}:${AWS::AccountId}:application:${ServerlessDeploymentApplication}"},
 			}
 			for a := range grants {
@@ -134,9 +137,9 @@ func TestTransformedDeployHook(t *testing.T) {
 			if fmt.Sprint(grants) != fmt.Sprint(want) {
 				t.Errorf("the hook's grants\n%v\nwant\n%v", grants, want)
 			}
-			logs := fmt.Sprint(cfn.Resources[samtemplate.DeployHook+"Logs"].Properties)
-			if want := fmt.Sprintf("map[LogGroupName:map[Fn::Sub:/aws/lambda/%s] RetentionInDays:map[Ref:LogRetentionDays]]", subOf(hook.Properties["FunctionName"])); logs != want {
-				t.Errorf("the hook's log group %s, want %s", logs, want)
+			group := fmt.Sprint(cfn.Resources[samtemplate.DeployHook+"Logs"].Properties)
+			if want := fmt.Sprintf("map[LogGroupName:map[Fn::Sub:/aws/lambda/%s] RetentionInDays:map[Ref:LogRetentionDays]]", hookName); group != want {
+				t.Errorf("the hook's log group %s, want %s", group, want)
 			}
 			if cfn.Resources["ServerlessDeploymentApplication"].Type != "AWS::CodeDeploy::Application" {
 				t.Errorf("ServerlessDeploymentApplication is %q", cfn.Resources["ServerlessDeploymentApplication"].Type)

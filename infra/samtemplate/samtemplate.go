@@ -23,10 +23,17 @@ type Function struct {
 	Routes      []string          // "GET /tags/id/{id}"
 	Env         map[string]string // variable -> its value as written (short tags kept as text)
 	EnvNodes    map[string]*yaml.Node
-	Props       *yaml.Node   // the Properties mapping
-	Policies    []*yaml.Node // the Policies entries
-	Memory      int
-	Timeout     int
+	Props       *yaml.Node // the Properties mapping
+	// Policies are the function's policies: with a Role of the template (!GetAtt
+	// <Role>.Arn), each PolicyDocument of the role's Policies; otherwise SAM's Policies
+	// entries (a managed policy's name, or a document with its Statement).
+	Policies []*yaml.Node
+	// Role is the logical id of the function's role when the template makes it, and
+	// ManagedPolicies that role's ManagedPolicyArns as written ("!Ref X").
+	Role            string
+	ManagedPolicies []string
+	Memory          int
+	Timeout         int
 }
 
 // DeployHook is the logical id of CodeDeploy's PreTraffic hook (shared/deployhook): a
@@ -122,6 +129,21 @@ func Parse(b []byte) (*Template, error) {
 		}
 		if pol := Get(p, "Policies"); pol != nil {
 			f.Policies = pol.Content
+		}
+		if role := Get(p, "Role"); role != nil && role.Tag == "!GetAtt" && strings.HasSuffix(role.Value, ".Arn") {
+			id := strings.TrimSuffix(role.Value, ".Arn")
+			if r := t.Resources[id]; Scalar(Get(r, "Type")) == "AWS::IAM::Role" {
+				f.Role = id
+				f.ManagedPolicies = scalars(Get(r, "Properties", "ManagedPolicyArns"))
+				f.Policies = nil
+				if pols := Get(r, "Properties", "Policies"); pols != nil {
+					for _, pol := range pols.Content {
+						if doc := Get(pol, "PolicyDocument"); doc != nil {
+							f.Policies = append(f.Policies, doc)
+						}
+					}
+				}
+			}
 		}
 		if ev := Get(p, "Events"); ev != nil {
 			for i := 1; i < len(ev.Content); i += 2 {

@@ -158,23 +158,32 @@ func isSecret(name string) bool {
 	return name == "JWT_SECRET" || name == "ORIGIN_SECRET" || name == "ORIGIN_SECRET_PREVIOUS" || strings.HasPrefix(name, "OAUTH_") && (strings.HasSuffix(name, "_CLIENT_SECRET") || strings.HasSuffix(name, "_CLIENT_ID"))
 }
 
-// TestLeastPrivilege: a function's policies name only resources its own configuration
-// points at, never a wildcard resource or action.
+// TestLeastPrivilege: a function's role names only resources its own configuration
+// points at, never a wildcard resource or action, but its own log group's streams; the
+// only managed policies it has are the template's two of what Lambda does with every
+// role (network interfaces in the VPC, X-Ray uploads), which grant just that.
+// (infra/iamcheck's TestIAM evaluates every call against the role.)
 func TestLeastPrivilege(t *testing.T) {
 	tpl := loadTemplate(t)
 	for id, f := range tpl.Functions {
 		t.Run(id, func(t *testing.T) {
+			if f.Role != id+"Role" {
+				t.Errorf("role %q: want a role of the template's of its own", f.Role)
+			}
+			if want := []string{"!Ref FunctionNetworkInterfacesPolicy", "!Ref FunctionTracesPolicy"}; !slices.Equal(f.ManagedPolicies, want) {
+				t.Errorf("managed policies %v, want %v", f.ManagedPolicies, want)
+			}
 			uses := map[string]bool{}
 			for _, n := range f.EnvNodes {
 				for _, r := range samtemplate.Refs(n) {
 					uses[r] = true
 				}
 			}
+			ownLogs := `arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${AWS::StackName}-` + f.Name + `:log-stream:*`
+			logs := 0
 			for _, p := range f.Policies {
 				if p.Kind == yaml.ScalarNode {
-					if p.Value != "AWSLambdaVPCAccessExecutionRole" {
-						t.Errorf("managed policy %q is broader than the function needs", p.Value)
-					}
+					t.Errorf("managed policy %q is broader than the function needs", p.Value)
 					continue
 				}
 				for _, r := range samtemplate.Refs(p) {
@@ -188,13 +197,38 @@ func TestLeastPrivilege(t *testing.T) {
 						t.Errorf("policy names %s, which the function's configuration does not use", r)
 					}
 				}
-				walk(p, func(key string, n *yaml.Node) {
-					if (key == "Resource" || key == "Action") && containsStar(n) {
-						t.Errorf("wildcard %s in policy: %s", key, samtemplate.Scalar(n))
+				for _, st := range samtemplate.Get(p, "Statement").Content {
+					if samtemplate.Scalar(samtemplate.Get(st, "Sid")) == "OwnLogs" {
+						logs++
+						if r := samtemplate.Get(st, "Resource"); r.Value != ownLogs || r.Tag != "!Sub" {
+							t.Errorf("OwnLogs on %s, want its own log group's streams %s", samtemplate.Scalar(r), ownLogs)
+						}
+						if got := list(samtemplate.Get(st, "Action")); !slices.Equal(got, []string{"logs:CreateLogStream", "logs:PutLogEvents"}) {
+							t.Errorf("OwnLogs allows %v", got)
+						}
+						continue
 					}
-				})
+					walk(st, func(key string, n *yaml.Node) {
+						if (key == "Resource" || key == "Action") && containsStar(n) {
+							t.Errorf("wildcard %s in policy: %s", key, samtemplate.Scalar(n))
+						}
+					})
+				}
+			}
+			if logs != 1 {
+				t.Errorf("%d OwnLogs statements, want one", logs)
 			}
 		})
+	}
+	for id, want := range map[string][]string{
+		"FunctionNetworkInterfacesPolicy": {"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"},
+		"FunctionTracesPolicy":            {"xray:PutTraceSegments", "xray:PutTelemetryRecords"},
+	} {
+		sts := samtemplate.Get(resource(t, tpl, id, "AWS::IAM::ManagedPolicy"), "PolicyDocument", "Statement")
+		if sts == nil || len(sts.Content) != 1 || !slices.Equal(list(samtemplate.Get(sts.Content[0], "Action")), want) ||
+			samtemplate.Scalar(samtemplate.Get(sts.Content[0], "Resource")) != "*" || samtemplate.Get(sts.Content[0], "Condition") != nil {
+			t.Errorf("%s grants %s, want %v on *", id, samtemplate.Scalar(sts), want)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The SAM transform of template.yaml as CloudFormation runs it, for the tests and make lint.
 
-    transform.py TEMPLATE PARAMS.json OUT.json
+    transform.py TEMPLATE PARAMS.json OUT.json [TEMPLATE PARAMS.json OUT.json ...]
 
 Reads TEMPLATE strictly (cfn-lint's decoder: a duplicate key is an error, as it is for
 `sam validate --lint`), checks the parameter values against the template's Parameters
@@ -9,7 +9,8 @@ Reads TEMPLATE strictly (cfn-lint's decoder: a duplicate key is an error, as it 
 does before it creates anything, and writes the template that
 aws-sam-translator (the code of AWS::Serverless-2016-10-31) makes of it with those
 values to OUT.json. The local CodeUri is replaced by an S3 location, as `sam package`
-does. Exit status 1 with the reasons on stderr when any step refuses.
+does. Exit status 1 with the reasons on stderr when any step refuses. More than one
+triple transforms each in turn in this one process (the imports are most of the time).
 """
 import json
 import os
@@ -122,10 +123,7 @@ def check_rules(template, values):
     return errors
 
 
-def main():
-    if len(sys.argv) != 4:
-        fail(__doc__)
-    path, params_path, out_path = sys.argv[1:]
+def transform(path, params_path, out_path):
     template, matches = decode(path)
     if matches:
         fail("\n".join(f"{path}: {m}" for m in matches))
@@ -156,6 +154,14 @@ def main():
         fail("\n".join(f"transform: {c.message}" for c in e.causes))
     with open(out_path, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True, default=str)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or len(args) % 3:
+        fail(__doc__)
+    for i in range(0, len(args), 3):
+        transform(*args[i:i + 3])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import (
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/secrets"
 )
 
@@ -22,6 +23,6 @@ var Group = app.Group{Name: "admin-contributors", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		a.Check("s3", av.Ready)
+		a.Check("s3", av.Ready(imageset.Contributors))
 		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Avatars: av}), nil
 	}}

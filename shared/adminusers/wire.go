@@ -10,6 +10,7 @@ import (
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/cdnnotify"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/secrets"
 	"github.com/mediacatalog/service/shared/telemetry"
 )
@@ -34,6 +35,6 @@ var Group = app.Group{Name: "admin-users", Secrets: secrets.Environment,
 		if err != nil {
 			return nil, err
 		}
-		a.Check("s3", av.Ready)
+		a.Check("s3", av.Ready(imageset.Users))
 		return Routes(Deps{Store: db, Auth: s, LockTTL: a.Config.LockTTL, Images: av}), nil
 	}}

@@ -124,7 +124,7 @@ func (a *App) DB(ctx context.Context) (*postgres.DB, error) {
 		}
 		a.db = db
 		a.closers = append(a.closers, db.Close)
-		a.addCheck(check{name: "postgres", run: func(ctx context.Context) (string, error) { return "", db.Ready(ctx) }})
+		a.addCheck(a.postgresCheck())
 	}
 	return a.db, nil
 }
@@ -183,7 +183,18 @@ func (a *App) SetDB(db *postgres.DB) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.db = db
-	a.addCheck(check{name: "postgres", run: func(ctx context.Context) (string, error) { return "", db.Ready(ctx) }})
+	a.addCheck(a.postgresCheck())
+}
+
+// postgresCheck is the readiness check of the pool the App uses when it runs (the
+// one SetDB gave it, if any), not of the one it had when the check was added.
+func (a *App) postgresCheck() check {
+	return check{name: "postgres", run: func(ctx context.Context) (string, error) {
+		a.mu.Lock()
+		db := a.db
+		a.mu.Unlock()
+		return "", db.Ready(ctx)
+	}}
 }
 
 // Close releases what the App created.

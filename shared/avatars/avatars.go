@@ -51,8 +51,8 @@ type Files interface {
 	Delete(ctx context.Context, keys ...string) error
 	// DeleteVersions removes every version and delete marker under prefix, for good.
 	DeleteVersions(ctx context.Context, prefix string) (int, error)
-	// Ready is the bucket's readiness check (s3store.Store.Ready).
-	Ready(ctx context.Context) error
+	// Ready is the bucket's readiness check of owner's pictures (s3store.Store.Ready).
+	Ready(owner imageset.Owner) func(ctx context.Context) error
 }
 
 // Store holds the image references; *postgres.DB satisfies it. Each method returns the
@@ -98,9 +98,11 @@ func New(d Deps) *Service {
 	return &Service{d: d}
 }
 
-// Ready is the readiness check of the service's bucket, for the function's readiness
-// probe.
-func (s *Service) Ready(ctx context.Context) error { return s.d.Files.Ready(ctx) }
+// Ready is the readiness check of the service's bucket for owner's pictures, for the
+// function's readiness probe.
+func (s *Service) Ready(owner imageset.Owner) func(ctx context.Context) error {
+	return s.d.Files.Ready(owner)
+}
 
 // Available reports apperr.Unavailable "This service is not handling file uploads."
 // unless this instance handles image uploads. The routes check it right after

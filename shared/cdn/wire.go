@@ -6,6 +6,7 @@ import (
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/imageset"
 	"github.com/mediacatalog/service/shared/s3store"
 	"github.com/mediacatalog/service/shared/secrets"
 )
@@ -22,7 +23,7 @@ var Group = app.Group{Name: "cdn", Secrets: secrets.Environment, Env: []string{"
 		if err != nil {
 			return nil, err
 		}
-		a.Check("s3", files.Ready)
+		a.Check("s3", files.Ready(imageset.Users))
 		d := Deps{Users: db, Files: files, CacheBytes: a.Config.CDNCacheBytes}
 		if a.Config.CloudFrontDistID != "" {
 			cf, err := NewCloudFront(awsCfg, CloudFrontOptions{Distribution: a.Config.CloudFrontDistID, Endpoint: a.Config.CloudFrontEndpoint})

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/rds/auth"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mediacatalog/service/shared/telemetry"
 )
 
 // rdsCABundle holds the roots a connection to AWS may chain to: Amazon's (RDS Proxy's
@@ -110,6 +112,9 @@ func (a RDSAuth) prepare(ctx context.Context, cc *pgx.ConnConfig) error {
 	if err != nil {
 		return fmt.Errorf("postgres: IAM authentication token: %w", err)
 	}
+	// What the proxy authorizes (rds-db:connect as this user), for the IAM tests.
+	telemetry.ObservedAWS(ctx, telemetry.AWSCall{Service: "rds-db", Operation: "connect", Region: a.Region,
+		Input: telemetry.RDSConnect{Endpoint: endpoint, User: cc.User}})
 	roots := a.Roots
 	if roots == nil {
 		roots = RDSRoots()

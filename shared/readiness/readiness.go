@@ -66,7 +66,7 @@ type Check struct {
 // start, and the origin and signing secrets the group needs are set), "postgres" (a
 // query through the pool), "sessions" (the session lookup of a token that names no
 // session, as the guard makes it), "dynamodb" (the OAuth state table, by consuming a
-// state never issued) and "s3" (the bucket, by reading a key never written).
+// state never issued) and "s3" (the bucket, by listing one key under the prefix of the pictures the group keeps).
 // TestReadinessChecks (shared/routegroups) holds each group's wiring to its list.
 var Dependencies = map[string][]string{
 	"tags":               {"secrets", "postgres"},

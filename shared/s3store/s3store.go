@@ -94,22 +94,21 @@ func (s *Store) Get(ctx context.Context, key string) (catalog.StoredFile, error)
 	return catalog.StoredFile{Data: data, ContentType: aws.ToString(out.ContentType), ETag: aws.ToString(out.ETag)}, nil
 }
 
-// readinessKey is a key never written: Ready reads it.
-const readinessKey = "readiness/never-written"
-
-// Ready reads a key never written, for the function's readiness probe: S3 answers
-// NoSuchKey, or AccessDenied to a function that may not read or list it, only when the
-// bucket exists and the request was signed with valid credentials. Any other answer
-// (NoSuchBucket, InvalidAccessKeyId, a timeout) is the error.
-func (s *Store) Ready(ctx context.Context) error {
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: s.bucket, Key: aws.String(readinessKey)})
-	if err == nil {
-		return out.Body.Close()
-	}
-	if notFound(err) || accessDenied(err) {
+// Ready is the readiness check of a function that keeps owner's pictures: it lists
+// at most one key under the owner's prefix ("users/"), which S3 answers only when the
+// bucket exists, the request was signed with valid credentials and the function's role
+// may list that prefix (the grant its deletions and reads need anyway). Any error
+// (NoSuchBucket, InvalidAccessKeyId, AccessDenied, a timeout) is the check's failure,
+// and a call that AWS authorizes, so that a deploy leaves no AccessDenied behind.
+func (s *Store) Ready(owner imageset.Owner) func(ctx context.Context) error {
+	prefix := string(owner) + "/"
+	return func(ctx context.Context) error {
+		_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: s.bucket, Prefix: aws.String(prefix), MaxKeys: aws.Int32(1)})
+		if err != nil {
+			return fmt.Errorf("s3store: list %s of bucket %s: %w", prefix, aws.ToString(s.bucket), err)
+		}
 		return nil
 	}
-	return fmt.Errorf("s3store: bucket %s: %w", aws.ToString(s.bucket), err)
 }
 
 // notFound reports S3's NoSuchKey, and a 404 without S3's error document (some
