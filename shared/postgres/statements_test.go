@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,12 +30,32 @@ type recorder struct {
 func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	args := make([]string, len(d.Args))
-	for i, a := range d.Args {
-		args[i] = fmt.Sprintf("$%d = %#v", i+1, a)
+	var args []string
+	if named, ok := namedArgs(d.Args); ok {
+		for _, name := range slices.Sorted(maps.Keys(named)) {
+			args = append(args, fmt.Sprintf("@%s = %#v", name, named[name]))
+		}
+	} else {
+		for i, a := range d.Args {
+			args = append(args, fmt.Sprintf("$%d = %#v", i+1, a))
+		}
 	}
 	r.sent = append(r.sent, fmt.Sprintf("%s\n-- %s", strings.TrimSpace(d.SQL), strings.Join(args, ", ")))
 	return ctx
+}
+
+// namedArgs is the statement's arguments by name, if it has them so (pgx.NamedArgs).
+func namedArgs(args []any) (map[string]any, bool) {
+	if len(args) != 1 {
+		return nil, false
+	}
+	switch a := args[0].(type) {
+	case pgx.StrictNamedArgs:
+		return a, true
+	case pgx.NamedArgs:
+		return a, true
+	}
+	return nil, false
 }
 
 func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
