@@ -212,11 +212,11 @@ func publicationMatch(search string) string {
 }
 
 // publicationTotal is the number of the series of publisher @publisher in client
-// @client matching the search (@search): without a search the publisher's series_count when the client is its own (the
-// only case with links), else a count on series_publishers_list_id; with one, a count
-// the planner takes from the trigram index for a rare name, or index-only from
-// series_publishers_list_id_search for a broad one, of at most limit+1 matches
-// (boundedCount). Only the branch taken runs.
+// @client matching the search (@search): without a search the publisher's
+// series_count when the client is its own (the only case with links), else a count on
+// series_publishers_list_id; with one, a count the planner takes from the trigram index
+// for a rare name, or index-only from series_publishers_list_id_search for a broad one,
+// of at most limit+1 matches (boundedCount). Only the branch taken runs.
 func publicationTotal(search string, limit int64) string {
 	if search != "" {
 		return boundedCount("series_publishers sp",
