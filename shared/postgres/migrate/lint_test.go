@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/localservices"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/localservices"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
-// squawk runs the npm-pinned squawk (infra/squawk) with the repository's .squawk.toml
+// squawk runs the npm-pinned squawk (infra/tests/squawk) with the repository's .squawk.toml
 // on files (paths relative to the repository) and returns its gcc-style report.
 func squawk(t *testing.T, inTransaction bool, files ...string) (string, error) {
 	t.Helper()
