@@ -49,7 +49,7 @@ func Install(ctx context.Context, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pkg := filepath.Join(root, "infra", "apidocs")
+	pkg := filepath.Join(root, "infra", "local", "apidocs")
 	if err := localservices.NPMInstall(ctx, log, pkg, entry); err != nil {
 		return "", fmt.Errorf("install Swagger UI for %s: %w", Path, err)
 	}

@@ -118,12 +118,12 @@ func TestInstallFromLockfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	clone := t.TempDir()
-	pkg := filepath.Join(clone, "infra", "apidocs")
+	pkg := filepath.Join(clone, "infra", "local", "apidocs")
 	if err := os.MkdirAll(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"package.json", "package-lock.json", ".npmrc"} {
-		b, err := os.ReadFile(filepath.Join(root, "infra", "apidocs", name))
+		b, err := os.ReadFile(filepath.Join(root, "infra", "local", "apidocs", name))
 		if err != nil {
 			t.Fatal(err)
 		}

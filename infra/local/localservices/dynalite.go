@@ -45,7 +45,7 @@ func startDynalite(ctx context.Context, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkg := filepath.Join(root, "infra", "dynalite")
+	pkg := filepath.Join(root, "infra", "local", "dynalite")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return nil, errors.New("node not found on PATH: install Node.js 20 or newer, or set AWS_ENDPOINT_URL_DYNAMODB")

@@ -334,12 +334,12 @@ func TestDynaliteInstallsDependencies(t *testing.T) {
 		t.Fatal(err)
 	}
 	clone := t.TempDir()
-	pkg := filepath.Join(clone, "infra", "dynalite")
+	pkg := filepath.Join(clone, "infra", "local", "dynalite")
 	if err := os.MkdirAll(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(root, "infra", "dynalite", name))
+		b, err := os.ReadFile(filepath.Join(root, "infra", "local", "dynalite", name))
 		if err != nil {
 			t.Fatal(err)
 		}

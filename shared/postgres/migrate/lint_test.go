@@ -22,7 +22,7 @@ func squawk(t *testing.T, inTransaction bool, files ...string) (string, error) {
 	root := testenv.RepoRoot()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	pkg := filepath.Join(root, "infra", "squawk")
+	pkg := filepath.Join(root, "infra", "tests", "squawk")
 	if err := localservices.NPMInstall(ctx, os.Stderr, pkg, filepath.Join("squawk-cli", "js", "bin", "squawk")); err != nil {
 		t.Fatalf("install squawk: %v", err)
 	}
