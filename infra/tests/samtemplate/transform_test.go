@@ -307,9 +307,10 @@ func statementsOf(t *testing.T, cfn *samtemplate.CFN, fnID string) ([]map[string
 // interfaces, X-Ray uploads); no statement has a wildcard action or resource (object
 // prefixes and its own log group's streams aside); it connects to the database as its
 // own role; the cdn may list the images bucket without a prefix condition, so that S3
-// answers a missing key 404; only admin-users removes object versions (a deleted
-// user's pictures), listing them under a user's prefix only and deleting them under
-// users/ only. (infra/tests/iamcheck's TestIAM evaluates every call.)
+// answers a missing key 404, and a readiness probe lists under its group's prefix
+// only; only admin-users removes object versions (a deleted user's pictures), listing
+// them under a user's prefix only and deleting them under users/ only.
+// (infra/tests/iamcheck's TestIAM evaluates every call.)
 func TestTransformedIAM(t *testing.T) {
 	for _, set := range paramSets {
 		cfn, _ := transformed(t, set)
@@ -339,11 +340,19 @@ func TestTransformedIAM(t *testing.T) {
 							t.Errorf("wildcard resource %v", s)
 						}
 					}
-					if st["Sid"] == "ListProfileImages" && st["Condition"] != nil {
+					if name == "cdn" && st["Sid"] == "ListProfileImages" && st["Condition"] != nil {
 						t.Errorf("ListBucket under a condition S3's 404 check cannot meet: %v", st["Condition"])
 					}
 					for _, a := range anyList(st["Action"]) {
 						switch a {
+						case "s3:ListBucket":
+							// The cdn's answers a missing key 404; any other function's
+							// (its readiness probe) lists under its own prefix only.
+							cond := fmt.Sprint(st["Condition"])
+							want := map[string]string{"admin-users": "map[StringEquals:map[s3:prefix:users/]]", "admin-contributors": "map[StringEquals:map[s3:prefix:contributors/]]"}[name]
+							if name != "cdn" && cond != want {
+								t.Errorf("%s: s3:ListBucket under %s, want %q", name, cond, want)
+							}
 						case "s3:ListBucketVersions":
 							cond := fmt.Sprint(st["Condition"])
 							if name != "admin-users" || cond != "map[StringLike:map[s3:prefix:users/*/]]" {
