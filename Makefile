@@ -17,7 +17,7 @@ LAMBDA_ENV   := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-contributors publishers
 
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
-WITHSTACK := $(GO) run ./infra/cmd/withstack
+WITHSTACK := $(GO) run ./infra/local/cmd/withstack
 
 .PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge soak build client schema iam-table migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
@@ -29,7 +29,7 @@ help: ## list the targets
 
 run: ## start the whole service locally on http://localhost:$(PORT) (Ctrl-C stops it)
 	@bash infra/scripts/tools.sh run
-	$(GO) run ./infra/cmd/local -dir $(STACK_DIR) -port $(PORT)
+	$(GO) run ./infra/local/cmd/local -dir $(STACK_DIR) -port $(PORT)
 
 # The packages whose own code shares state between goroutines (the request's work
 # deadline; the cdn's shared reference reads and image cache) run a second time under
@@ -61,15 +61,15 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 # and prints, per function, the median of (time to first response - hello world's)
 # against the 10 ms target and the stripped linux/arm64 size against 20 MB: medians of
 # pairs need a fixed count, a time-based b.N gives too few on a busy machine.
-# BenchmarkAvatarServer (infra/cmd/local) loads the local server's avatar route with wrk,
+# BenchmarkAvatarServer (infra/local/cmd/local) loads the local server's avatar route with wrk,
 # interleaved with a static reference (the same bytes and caching headers on the same
 # server settings) and the bare trivial server, and prints req/s, both ratios and CPU
 # per request for each size, and a 304 beside a 200 (WRK_ROUNDS rounds of WRK_DURATION
 # each, default 5 and 2s; docs/cdn.md).
 bench: bench-compare ## the request path against its baseline (benchstat), then every benchmark with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
 	@bash infra/scripts/tools.sh bench
-	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/smoke) && \
-		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/smoke'
+	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/tests/smoke) && \
+		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/tests/smoke'
 
 # The request path's benchmarks, BENCH_COUNT runs of each: the middleware layer by layer
 # around the tags read and the cdn's cached avatar (BenchmarkLayers), the tags read
@@ -98,7 +98,7 @@ bench-baseline: ## rewrite the request path's baseline ($(BENCH_BASELINE)) from 
 	$(call run_path_benches,$(BENCH_BASELINE))
 
 # The request path's ratios under wrk, each pair interleaved over BENCH_PATH_ROUNDS
-# rounds of BENCH_PATH_DURATION (infra/cmd/benchpath; docs/performance.md): make run's
+# rounds of BENCH_PATH_DURATION (infra/bench/cmd/benchpath; docs/performance.md): make run's
 # server (on BENCH_PATH_PORT, traced on BENCH_PATH_TRACED_PORT) beside a bare net/http +
 # pgx handler for GET /tags, untraced and with every span exported to an OTLP sink, and
 # beside a trivial server with the same bytes and headers for the cdn's cached avatar,
@@ -110,7 +110,7 @@ BENCH_PATH_ROUNDS   ?= 5
 BENCH_PATH_DURATION ?= 4s
 bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, min/median/max of each ratio
 	@bash infra/scripts/tools.sh bench
-	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/cmd/benchpath -port $(BENCH_PATH_PORT) \
+	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/bench/cmd/benchpath -port $(BENCH_PATH_PORT) \
 		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION)
 
 # The catalog at scale: seeds a 10k and a 1M catalog once, each in its own
@@ -131,28 +131,28 @@ bench-scale: ## p50/p95 of every read route and access-checked admin write at 10
 	@bash infra/scripts/tools.sh scale
 	@restore=$$(bash infra/scripts/tools.sh hugepages) && trap "$$restore" EXIT && \
 	for n in $(SCALES); do \
-		$(WITHSTACK) -dir $(SCALE_DIR)/$$n -- $(GO) run ./infra/cmd/benchscale -scale $$n -port $(BENCH_PORT) \
+		$(WITHSTACK) -dir $(SCALE_DIR)/$$n -- $(GO) run ./infra/bench/cmd/benchscale -scale $$n -port $(BENCH_PORT) \
 			-n $(BENCH_N) -fresh $(BENCH_FRESH) -match '$(BENCH_MATCH)' -server-log $(SCALE_DIR)/server-$$n.log \
 			-out $(SCALE_DIR)/results-$$n.json || exit 1; \
 	done
-	@$(GO) run ./infra/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
+	@$(GO) run ./infra/bench/cmd/benchscale -report $(foreach n,$(SCALES),$(SCALE_DIR)/results-$(n).json)
 
 # The public catalog through a caching proxy that obeys only the origin's headers
-# (nginx, infra/edgecache) in front of the local server, on a generated catalog of
+# (nginx, infra/tests/edgecache) in front of the local server, on a generated catalog of
 # EDGE_SCALE series; a little over five minutes (it waits for the answers to expire).
 EDGE_DIR   ?= .local-edge
 EDGE_SCALE ?= 10000
 EDGE_PORT  ?= 3600
 bench-edge: ## hit ratio against an ideal cache, origin requests, 304s, edge latency and reads served with PostgreSQL stopped, through nginx
 	@bash infra/scripts/tools.sh edge
-	$(WITHSTACK) -dir $(EDGE_DIR) -- $(GO) run ./infra/cmd/benchedge -scale $(EDGE_SCALE) -port $(EDGE_PORT) -dir $(EDGE_DIR)/bench
+	$(WITHSTACK) -dir $(EDGE_DIR) -- $(GO) run ./infra/bench/cmd/benchedge -scale $(EDGE_SCALE) -port $(EDGE_PORT) -dir $(EDGE_DIR)/bench
 
-# The local server (infra/cmd/local, as make run runs it) under a mixed workload for
+# The local server (infra/local/cmd/local, as make run runs it) under a mixed workload for
 # SOAK_DURATION, on a stack of its own in $(SOAK_DIR) (made afresh at every run; never
 # $(STACK_DIR)), with PostgreSQL frozen at a quarter and restarted at the half: the
 # server's RSS, Go heap, goroutines and open files at the start, every minute and at
 # the end, the answers by route class and status; it fails on growth over the last
-# half beyond the noise, or an unexpected answer outside the faults (infra/soak). make
+# half beyond the noise, or an unexpected answer outside the faults (infra/bench/soak). make
 # test runs a one-minute version (TestShortSoak).
 SOAK_DURATION ?= 1h
 SOAK_DIR      ?= .soak
@@ -160,11 +160,11 @@ SOAK_PORT     ?= 3700
 SOAK_RATE     ?= 150
 soak: ## the local server under a mixed workload for SOAK_DURATION (default 1h), PostgreSQL frozen and restarted: growth of RSS, goroutines and open files, errors by status
 	@bash infra/scripts/tools.sh run
-	$(GO) run ./infra/cmd/soak -duration $(SOAK_DURATION) -dir $(SOAK_DIR) -port $(SOAK_PORT) -rate $(SOAK_RATE)
+	$(GO) run ./infra/bench/cmd/soak -duration $(SOAK_DURATION) -dir $(SOAK_DIR) -port $(SOAK_PORT) -rate $(SOAK_RATE)
 
 # The template's validators: cfn-lint 1.51 and aws-sam-translator 1.110 (the pair
 # `sam validate --lint` runs; python3 -m pip install cfn-lint==1.51.0
-# aws-sam-translator==1.110.0). infra/samtemplate's tests run the transform on two
+# aws-sam-translator==1.110.0). infra/tests/samtemplate's tests run the transform on two
 # parameter sets and lint each result, check the resource graph for cycles and the
 # transformed template for what the code needs; make test runs them too.
 lint: ## gofmt, go vet, squawk over the migrations, cfn-lint and the SAM transform checks of template.yaml
@@ -174,8 +174,8 @@ lint: ## gofmt, go vet, squawk over the migrations, cfn-lint and the SAM transfo
 	@command -v cfn-lint >/dev/null && python3 -c 'import samtranslator' 2>/dev/null || { \
 		echo "make lint needs cfn-lint and aws-sam-translator (Python 3.11):" >&2; \
 		echo "  python3 -m pip install cfn-lint==1.51.0 aws-sam-translator==1.110.0" >&2; exit 2; }
-	cfn-lint template.yaml infra/edge/us-east-1.yaml
-	$(GO) test -count=1 -short ./infra/samtemplate/
+	cfn-lint template.yaml functions/edge/us-east-1.yaml
+	$(GO) test -count=1 -short ./infra/tests/samtemplate/
 
 # System tools the tests use, installed when missing (as root, from Debian's packages);
 # `make bench` adds libvips' vipsthumbnail, the image benchmark's reference, and vips,
@@ -225,14 +225,14 @@ schema: ## rewrite shared/postgres/schema.sql from the migrations (after adding 
 	$(GO) test -count=1 -run '^TestSchemaFile$$' ./shared/postgres/migrate/ -update
 
 # docs/operations.md's tables of the AWS calls each function makes and of the requests
-# AWS's services make with the roles, from infra/iamcheck's recording; make test fails
+# AWS's services make with the roles, from infra/tests/iamcheck's recording; make test fails
 # while they differ from it.
 iam-table: ## rewrite docs/operations.md's IAM tables from the recorded calls (after a new AWS call)
-	$(GO) test -count=1 -run '^TestIAM$$' ./infra/iamcheck/ -update
+	$(GO) test -count=1 -run '^TestIAM$$' ./infra/tests/iamcheck/ -update
 
 migrate: ## apply the migrations to DATABASE_URL (operators: before every deploy)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
-	$(GO) run ./infra/cmd/migrate
+	$(GO) run ./infra/ops/cmd/migrate
 
 # The migrations after the previous release's version (REHEARSAL_FROM), applied to a copy
 # of a generated catalog of REHEARSAL_SCALE series (generated once into $(SCALE_DIR)/rehearsal)
@@ -242,15 +242,15 @@ REHEARSAL_SCALE ?= 1000000
 REHEARSAL_FROM  ?= 17
 migrate-rehearsal: ## rehearse the pending migrations on a 1M catalog under probes (docs/migrations.md)
 	@bash infra/scripts/tools.sh scale
-	$(WITHSTACK) -dir $(SCALE_DIR)/rehearsal -- $(GO) run ./infra/cmd/rehearsal -scale $(REHEARSAL_SCALE) -from $(REHEARSAL_FROM)
+	$(WITHSTACK) -dir $(SCALE_DIR)/rehearsal -- $(GO) run ./infra/bench/cmd/rehearsal -scale $(REHEARSAL_SCALE) -from $(REHEARSAL_FROM)
 
-# A client's whole catalog deleted in batches (infra/bulk): each a short transaction under
+# A client's whole catalog deleted in batches (infra/ops/bulk): each a short transaction under
 # the writers' timeouts, resumable by running it again. Other batched jobs: go run
-# ./infra/cmd/bulk update -table <t> -set <sql> -where <sql> (docs/migrations.md).
+# ./infra/ops/cmd/bulk update -table <t> -set <sql> -where <sql> (docs/migrations.md).
 purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
-	$(GO) run ./infra/cmd/bulk purge-client -client $(CLIENT)
+	$(GO) run ./infra/ops/cmd/bulk purge-client -client $(CLIENT)
 
 # The restore procedure on the local stack (docs/operations.md): a base backup with WAL
 # archiving, a workload around a restore point T, a point-in-time recovery into a new
@@ -263,7 +263,7 @@ restore-rehearsal: ## rehearse a point-in-time restore, the bucket's reconcile a
 	@bash infra/scripts/tools.sh run
 	@for n in $(RESTORE_SCALES); do \
 		echo "== make restore-rehearsal at $$n series"; \
-		$(GO) run ./infra/cmd/restore-rehearsal -scale $$n -dir $(SCALE_DIR)/restore-$$n || exit 1; \
+		$(GO) run ./infra/bench/cmd/restore-rehearsal -scale $$n -dir $(SCALE_DIR)/restore-$$n || exit 1; \
 	done
 
 # After a point-in-time restore of the database (docs/operations.md): every picture a
@@ -273,7 +273,7 @@ restore-rehearsal: ## rehearse a point-in-time restore, the bucket's reconcile a
 reconcile-images: ## make the bucket agree with DATABASE_URL after a restore (S3_BUCKET; DELETE=1 removes what no row names)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	@test -n "$$S3_BUCKET" || { echo "S3_BUCKET is not set (the stack's ImagesBucketName output)" >&2; exit 2; }
-	$(GO) run ./infra/cmd/reconcile-images $(if $(filter 1 true yes,$(DELETE)),-delete)
+	$(GO) run ./infra/ops/cmd/reconcile-images $(if $(filter 1 true yes,$(DELETE)),-delete)
 
 # After a point-in-time restore, before the service answers from the restored database
 # (docs/operations.md): every session issued before refused, the revocations after the
@@ -281,23 +281,23 @@ reconcile-images: ## make the bucket agree with DATABASE_URL after a restore (S3
 restore-revocations: ## end every session of the restored DATABASE_URL and make again the revocations after T=<RFC 3339> that AUDIT=<files> name
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
 	@test -n "$(T)" -a -n "$(AUDIT)" || { echo "usage: make restore-revocations T=<restore point, e.g. 2026-12-02T09:30:00Z> AUDIT='<exported audit files>'" >&2; exit 2; }
-	$(GO) run ./infra/cmd/restore-revocations -after '$(T)' $(AUDIT)
+	$(GO) run ./infra/ops/cmd/restore-revocations -after '$(T)' $(AUDIT)
 
 seed: ## load the demo data; SCALE=N also generates a large catalog for benchmarks
-	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/cmd/migrate && $(GO) run ./infra/cmd/seed -scale $(SCALE)'
+	$(WITHSTACK) -dir $(STACK_DIR) -- sh -c '$(GO) run ./infra/ops/cmd/migrate && $(GO) run ./infra/local/cmd/seed -scale $(SCALE)'
 
 token: ## print a refreshToken cookie value for the user USER_ID against the local stack (last line)
 	@test -n "$(USER_ID)" || { echo "usage: make token USER_ID=<id>   (demo users: 1 admin, 2 editor, 3 member)" >&2; exit 2; }
 	@if [ -f $(STACK_DIR)/stack.env ]; then \
-		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
+		set -a; . $(STACK_DIR)/stack.env; set +a; $(GO) run ./infra/local/cmd/token -user-id "$(USER_ID)"; \
 	else \
-		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/cmd/token -user-id "$(USER_ID)"; \
+		$(WITHSTACK) -dir $(STACK_DIR) -- env DB_ENV=local $(GO) run ./infra/local/cmd/token -user-id "$(USER_ID)"; \
 	fi
 
 # The environments (another file of the same shape for tests and make redeploy), read as
-# SAM CLI reads them (infra/scripts/samconfig.py).
+# SAM CLI reads them (infra/ops/samconfig.py).
 SAMCONFIG    ?= samconfig.toml
-SAMCONFIG_PY := python3 $(CURDIR)/infra/scripts/samconfig.py $(abspath $(SAMCONFIG))
+SAMCONFIG_PY := python3 $(CURDIR)/infra/ops/samconfig.py $(abspath $(SAMCONFIG))
 # A parameter of ENV's parameter_overrides.
 samconfig = $(shell $(SAMCONFIG_PY) get $(ENV) $(1) 2>/dev/null)
 
@@ -305,15 +305,15 @@ samconfig = $(shell $(SAMCONFIG_PY) get $(ENV) $(1) 2>/dev/null)
 # ENV in samconfig.toml (or DB_WRITER_SECRET_ARN, DB_READER_SECRET_ARN, DB_CDN_SECRET_ARN).
 db-roles: ## create the functions' database roles on DATABASE_URL with the passwords of ENV's login secrets (after make migrate)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
-	$(GO) run ./infra/cmd/db-roles \
+	$(GO) run ./infra/ops/cmd/db-roles \
 		-writer-secret "$(or $(DB_WRITER_SECRET_ARN),$(call samconfig,DbWriterSecretArn))" \
 		-reader-secret "$(or $(DB_READER_SECRET_ARN),$(call samconfig,DbReaderSecretArn))" \
 		-cdn-secret "$(or $(DB_CDN_SECRET_ARN),$(call samconfig,DbCdnSecretArn))"
 
 grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment); FIND=<name> lists the ids
-	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/cmd/grant-role -find "$(FIND)"; exit; fi; \
+	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/ops/cmd/grant-role -find "$(FIND)"; exit; fi; \
 	test -n "$(USER_ID)" -a -n "$(ROLE_ID)" || { echo "usage: make grant-role USER_ID=<id> ROLE_ID=<id>   (make grant-role FIND=<name> lists users and roles with their ids)" >&2; exit 2; }; \
-	$(GO) run ./infra/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
+	$(GO) run ./infra/ops/cmd/grant-role -user-id "$(USER_ID)" -role-id "$(ROLE_ID)"
 
 # What is deployed: SRC, a checkout (the work tree; make redeploy passes an older
 # release's), with ENV's parameters from SAMCONFIG and DEPLOY_SET's replacements
@@ -341,12 +341,12 @@ overrides = $(SAMCONFIG_PY) overrides $(ENV) --template $(SRC)/template.yaml $(f
 # ENV's parameters with the Release, one word each as SAM CLI's parser reads them (an
 # empty value quoted); samconfig.py refuses placeholders before anything is built. Once
 # sam deploy succeeded (every canary passed), the live versions are recorded as a
-# release that went live (infra/rollback), what make rollback goes back to, and the
+# release that went live (infra/ops/rollback), what make rollback goes back to, and the
 # versions nothing can go back to any more are deleted (Lambda's code storage is finite).
 # The database of ENV must be restorable (docs/operations.md): at least 7 days of
-# automated backups and deletion protection, read from RDS (infra/cmd/backup-check);
+# automated backups and deletion protection, read from RDS (infra/ops/cmd/backup-check);
 # make deploy checks it before it builds anything.
-backup_check = AWS_REGION=$(REGION) $(GO) run ./infra/cmd/backup-check -env $(ENV) \
+backup_check = AWS_REGION=$(REGION) $(GO) run ./infra/ops/cmd/backup-check -env $(ENV) \
 	-instance '$(call samconfig,DbInstanceIdentifier)' -cluster '$(call samconfig,DbClusterIdentifier)'
 backup-check: ## refuse ENV's database unless it keeps 7 days of automated backups and has deletion protection (make deploy runs it)
 	@$(backup_check)
@@ -360,7 +360,7 @@ deploy: lint ## the lint gate and the backup check, then sam build and sam deplo
 		$(if $(filter false no 0,$(CONFIRM_CHANGESET)),--no-confirm-changeset,--confirm-changeset) \
 		--parameter-overrides "$${words[@]}" Release=$(RELEASE)); \
 	echo "$${cmd[*]@Q}"; cd $(SRC) && "$${cmd[@]}"
-	AWS_REGION=$(REGION) $(GO) run ./infra/cmd/rollback -stack $(STACK) -record $(COMMIT)
+	AWS_REGION=$(REGION) $(GO) run ./infra/ops/cmd/rollback -stack $(STACK) -record $(COMMIT)
 
 # Every function's live alias back to the last release that went live before the
 # current one, in seconds (no build, no canary), then that release's commit deployed
@@ -368,7 +368,7 @@ deploy: lint ## the lint gate and the backup check, then sam build and sam deplo
 # the aliases agree and the next deploy shifts from it. An interrupted run resumes its
 # plan (.rollback/<stack>.json). Older releases: make redeploy VERSION=<tag>.
 rollback: ## move every function of ENV back to the last release that went live, then deploy it (AWS credentials in the environment)
-	@set -e; commit=$$(AWS_REGION=$(REGION) $(GO) run ./infra/cmd/rollback -stack $(STACK)); \
+	@set -e; commit=$$(AWS_REGION=$(REGION) $(GO) run ./infra/ops/cmd/rollback -stack $(STACK)); \
 	case "$$commit" in *+dirty|"") echo "rollback: traffic is back on the previous release, but it was built from uncommitted changes ($$commit): CloudFormation still describes the newer one; deploy a commit of it (make redeploy VERSION=<commit>) before the next make deploy" >&2; exit 1;; esac; \
 	echo "rollback: traffic is back on commit $$commit; deploying it through CloudFormation, all at once"; \
 	$(MAKE) --no-print-directory redeploy ENV=$(ENV) VERSION=$$commit DEPLOY_SET=DeploymentType=AllAtOnce CONFIRM_CHANGESET=$(CONFIRM_CHANGESET)

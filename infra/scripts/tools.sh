@@ -5,7 +5,7 @@
 # for RDS Proxy: the pooler's test and make bench-scale), and for make bench
 # libvips' vipsthumbnail (the image pipeline's reference) and vips (progressive JPEG,
 # CMYK JPEG and WebP files for the decoder peak table), and wrk (the cdn route beside a
-# trivial server), and nginx (the caching proxy of make bench-edge, infra/edgecache, and
+# trivial server), and nginx (the caching proxy of make bench-edge, infra/tests/edgecache, and
 # of the cross-origin browser test). Needs root for apt-get; otherwise it says what to install.
 set -euo pipefail
 # Usage: tools.sh run|test|bench|scale|edge|hugepages

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/admincontributors"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/auth"
@@ -21,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// Demo contributors the tests name (infra/demo: ids in the order of its list).
+// Demo contributors the tests name (infra/local/demo: ids in the order of its list).
 const (
 	oda     = 1  // Eiichiro Oda
 	kubo    = 3  // Tite Kubo, no links

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/adminroles"
 	"github.com/mediacatalog/service/shared/adminusers"

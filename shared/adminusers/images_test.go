@@ -14,8 +14,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/avatars"

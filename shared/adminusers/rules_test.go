@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/adminpermissions"
 	"github.com/mediacatalog/service/shared/adminroles"
 	"github.com/mediacatalog/service/shared/adminusers"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
 )
 

@@ -20,7 +20,7 @@ import (
 // Outside Lambda, SIGINT and SIGTERM shut the server down gracefully. Under Lambda no
 // signal handler is installed: the runtime freezes and ends the process itself, and
 // setting one up (signal.Notify starts the runtime's signal loop) is paid on every
-// cold start (BenchmarkColdStart in infra/smoke).
+// cold start (BenchmarkColdStart in infra/tests/smoke).
 func Main(group Group) {
 	ctx, stop := context.Background(), func() {}
 	if !lambdahttp.UnderLambda(os.Getenv) {

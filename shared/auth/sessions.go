@@ -101,7 +101,7 @@ type claims struct {
 }
 
 // Issue starts a session of userID and signs its refresh and access tokens: the
-// operators' login (infra/cmd/token). An unknown user is apperr.NotFound.
+// operators' login (infra/local/cmd/token). An unknown user is apperr.NotFound.
 func (s *Sessions) Issue(ctx context.Context, userID int64) (Tokens, error) {
 	return s.issue(userID, func(exp time.Time) (string, error) { return s.store.CreateSession(ctx, userID, exp) })
 }

@@ -5,7 +5,7 @@
 //
 // It does not call the SDK's config.LoadDefaultConfig: the shared-config chain it
 // links (profiles, SSO, STS, instance metadata) is a large share of every function's
-// binary and cold start (TestSmoke in infra/smoke checks each function's linux/arm64
+// binary and cold start (TestSmoke in infra/tests/smoke checks each function's linux/arm64
 // bootstrap against its size budget; figures in docs/performance.md), and Lambda
 // never needs it. The standard endpoint
 // variables that chain would read (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL) are

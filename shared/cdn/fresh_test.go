@@ -17,8 +17,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/avatars/avatartest"
 	"github.com/mediacatalog/service/shared/cdn"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 )
 
 // TestRememberedBound: the reads a container keeps for reuse and stale answers stay

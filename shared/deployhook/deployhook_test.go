@@ -26,7 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/mediacatalog/service/infra/motoserver"
+	"github.com/mediacatalog/service/infra/tests/motoserver"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/deployhook"
 	"github.com/mediacatalog/service/shared/lambdahttp"

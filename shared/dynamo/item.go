@@ -12,7 +12,7 @@ import (
 // rather than feature/dynamodb/attributevalue: that package links the DynamoDB Streams
 // client for its stream record types, whose package initialisation (dynamodbstreams'
 // schemas and endpoints, seen with GODEBUG=inittrace=1) is paid on every cold start
-// of oauth (BenchmarkColdStart in infra/smoke), for three calls that need only these
+// of oauth (BenchmarkColdStart in infra/tests/smoke), for three calls that need only these
 // helpers.
 
 // attrS is a string attribute.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -50,7 +50,7 @@ func workContext(st *requestState, parent context.Context, timeout time.Duration
 // Until then it is a time, not a timer. Most answers of the avatar route wait for
 // nothing (the picture is in memory, the user's reference fresh), and a timer started
 // and stopped for each of them was a measurable part of the route's cost
-// (BenchmarkWrap, BenchmarkAvatarServer in infra/cmd/local; docs/cdn.md). The context
+// (BenchmarkWrap, BenchmarkAvatarServer in infra/local/cmd/local; docs/cdn.md). The context
 // package makes the timer; this type only decides when.
 type workDeadline struct {
 	parent context.Context // the request's context

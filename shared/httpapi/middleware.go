@@ -243,7 +243,7 @@ func recoverPanics(next http.Handler, _ *Options) http.Handler {
 // CORSMethods and CORSHeaders are what a CORS preflight allows: the one list of
 // both. The local server's middleware (cors) sends them; in AWS, API Gateway answers
 // preflights from template.yaml's CorsConfiguration, whose AllowMethods and
-// AllowHeaders infra/samtemplate's tests hold equal to these.
+// AllowHeaders infra/tests/samtemplate's tests hold equal to these.
 var (
 	CORSMethods = []string{"GET", "POST", "DELETE", "OPTIONS"}
 	CORSHeaders = []string{"Content-Type", "Authorization", "X-Requested-With"}

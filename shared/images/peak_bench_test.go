@@ -139,7 +139,7 @@ var peakTable struct {
 // BenchmarkDecoderPeak finds, for each kind of upload, the largest square
 // image that the header arithmetic accepts under the default limits, makes
 // it, and takes it through the upload pipeline in a fresh process
-// (infra/cmd/imagepeak), which prints its peak resident memory (VmHWM). It
+// (infra/bench/cmd/imagepeak), which prints its peak resident memory (VmHWM). It
 // prints the table docs/performance.md records and reports the largest peak;
 // the target is 256 MiB. The last two rows, progressive JPEGs whose decoders
 // would allocate several times the bound, show them refused.
@@ -160,7 +160,7 @@ func BenchmarkDecoderPeak(b *testing.B) {
 func decoderPeakTable(b *testing.B) ([]string, float64, error) {
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "imagepeak")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mediacatalog/service/infra/cmd/imagepeak").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/mediacatalog/service/infra/bench/cmd/imagepeak").CombinedOutput(); err != nil {
 		return nil, 0, fmt.Errorf("go build imagepeak: %v: %s", err, out)
 	}
 	measure := func(raw []byte) (float64, bool, error) {

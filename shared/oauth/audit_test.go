@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/standins/providertest"
+	"github.com/mediacatalog/service/infra/local/standins/providertest"
 )
 
 // TestAccountEventsAudited: a sign-up, a link and an unlink each leave an audit record

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/standins"
-	"github.com/mediacatalog/service/infra/standins/providertest"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/standins"
+	"github.com/mediacatalog/service/infra/local/standins/providertest"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/dynamo"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/mediacatalog/service/infra/standins/providertest"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/standins/providertest"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/oauth"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/standins/providertest"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/standins/providertest"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/adminusers"
 	"github.com/mediacatalog/service/shared/httpapi"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/localservices"
+	"github.com/mediacatalog/service/infra/local/localservices"
 )
 
 // clientDir is the TypeScript client's npm package, next to the document.

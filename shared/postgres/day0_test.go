@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 )
 
 // TestDay0Roles: a newly migrated database, before any demo or operator data, has the

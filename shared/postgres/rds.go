@@ -85,7 +85,7 @@ func WithRDSAuth(a RDSAuth) Option {
 // stale if a migration changes a column's type under a live connection (pgx drops the
 // cache entry on the error it causes); the migrations are additive, so they do not.
 //
-// The session defaults come from the database role (infra/dbroles sets them with ALTER
+// The session defaults come from the database role (infra/ops/dbroles sets them with ALTER
 // ROLE ... SET): parameters the client sets on its session are state the proxy would
 // pin the connection for, and a pooler passes on none.
 func WithTransactionPooler() Option {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 )
 
 // TestPublicationSearchIgnoresAccents: GET /publisher/publications/{id}?search= ignores

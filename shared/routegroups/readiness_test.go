@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/readiness"

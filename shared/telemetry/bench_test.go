@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"

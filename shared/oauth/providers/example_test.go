@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/mediacatalog/service/infra/standins/providertest"
+	"github.com/mediacatalog/service/infra/local/standins/providertest"
 	"github.com/mediacatalog/service/shared/oauth/providers"
 )
 

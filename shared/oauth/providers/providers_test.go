@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/standins/providertest"
+	"github.com/mediacatalog/service/infra/local/standins/providertest"
 	"github.com/mediacatalog/service/shared/oauth/providers"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/demo"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )

@@ -10,19 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/localservices"
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/local/localservices"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 
-// squawk runs the npm-pinned squawk (infra/squawk) with the repository's .squawk.toml
+// squawk runs the npm-pinned squawk (infra/tests/squawk) with the repository's .squawk.toml
 // on files (paths relative to the repository) and returns its gcc-style report.
 func squawk(t *testing.T, inTransaction bool, files ...string) (string, error) {
 	t.Helper()
 	root := testenv.RepoRoot()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	pkg := filepath.Join(root, "infra", "squawk")
+	pkg := filepath.Join(root, "infra", "tests", "squawk")
 	if err := localservices.NPMInstall(ctx, os.Stderr, pkg, filepath.Join("squawk-cli", "js", "bin", "squawk")); err != nil {
 		t.Fatalf("install squawk: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 

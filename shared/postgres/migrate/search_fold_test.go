@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/postgres/migrate"
 )
 

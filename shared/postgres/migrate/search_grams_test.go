@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediacatalog/service/infra/testenv"
+	"github.com/mediacatalog/service/infra/tests/testenv"
 )
 
 // quadraticGrams is search_grams as the baseline defined it, for comparison.

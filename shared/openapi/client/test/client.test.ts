@@ -1,5 +1,5 @@
 // The generated client against a running server (the local server of `make run`):
-// infra/cmd/local's TestTypeScriptClient compiles this file with tsc (strict) and runs
+// infra/local/cmd/local's TestTypeScriptClient compiles this file with tsc (strict) and runs
 // it with Node's test runner, giving API_URL and two session tokens in the environment.
 import assert from "node:assert/strict";
 import { test } from "node:test";

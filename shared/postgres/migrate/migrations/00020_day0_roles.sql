@@ -4,7 +4,7 @@
 -- operator to give the first administrator (make grant-role USER_ID=<id> ROLE_ID=1).
 --
 -- On a new database (no role at all) the two roles take the ids 1 and 3, those the demo
--- data (infra/demo, which adds `editor` as 2) and the sample events give them, so the
+-- data (infra/local/demo, which adds `editor` as 2) and the sample events give them, so the
 -- demo loads on top unchanged. On a database that has roles, only what is missing is
 -- added, with the next ids: an `admin` role when no role has that name, a `member`
 -- default role when no role is the default (and the name is free). Roles an operator

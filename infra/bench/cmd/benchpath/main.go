@@ -1,0 +1,329 @@
+// Command benchpath is make bench-path: the request path's cost against bare servers
+// under wrk. It runs make run's server (infra/local/cmd/local) twice, untraced and with every
+// span exported to an OTLP/HTTP sink that answers 200, on the stack withstack started,
+// and beside them a bare net/http + pgx handler of GET /tags (the same statement, pgx's
+// default query mode as the service's pool, the same encoding) and a trivial server
+// holding the cdn's answer for demo user 3's photo (the same bytes and headers), each
+// on lambdahttp.NewServer's settings. Each round runs every pair back to back, `wrk
+// -t2 -c32` for -duration each, the order of the two alternating from round to round,
+// and the command prints each pair's ratio per round and its min/median/max: for the
+// tags read the bare handler's req/s over the service's (its cost as a multiple of
+// the bare one's, lower is better), for the avatar the service's over the trivial
+// server's (higher is better).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mediacatalog/service/infra/cmdrun"
+	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/shared/avatars"
+	"github.com/mediacatalog/service/shared/awsconfig"
+	"github.com/mediacatalog/service/shared/catalog"
+	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/lambdahttp"
+	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/s3store"
+)
+
+func main() {
+	cmdrun.Main("benchpath", func(ctx context.Context) error { return run(ctx, os.Args[1:]) })
+}
+
+// pair is one comparison: the service's URL and the reference's, and which way the
+// ratio is taken.
+type pair struct {
+	name, service, reference string
+	costRatio                bool // reference req/s over the service's (else service over reference)
+	target                   string
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("benchpath", flag.ContinueOnError)
+	port := fs.Int("port", 3000, "the service's port (make run's)")
+	refPort := fs.Int("reference-port", 3001, "the references' port: the bare tags handler and the trivial avatar server")
+	tracedPort := fs.Int("traced-port", 3002, "the traced service's port")
+	rounds := fs.Int("rounds", 5, "rounds of every pair")
+	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
+	connections := fs.Int("c", 32, "wrk's connections")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		return errors.New("wrk is not installed (bash infra/scripts/tools.sh bench installs it)")
+	}
+	dbURL := os.Getenv("DATABASE_URL")
+	if dbURL == "" {
+		return errors.New("DATABASE_URL is not set: run it through withstack (make bench-path)")
+	}
+	dir, err := os.MkdirTemp("", "benchpath-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "local")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./infra/local/cmd/local")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build the local server: %w", err)
+	}
+
+	sink, err := serve(ctx, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	if err != nil {
+		return err
+	}
+	// The servers are stopped (and waited for) before the command returns.
+	ctx, cancel := context.WithCancel(ctx)
+	var servers sync.WaitGroup
+	defer servers.Wait()
+	defer cancel()
+	untraced, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil)
+	if err != nil {
+		return err
+	}
+	traced, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
+	if err != nil {
+		return err
+	}
+
+	pool, err := pgxpool.New(ctx, dbURL) // pgx's default query mode, as the service's pool
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := givePicture(ctx, dbURL); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /tags", bareTags(pool))
+	if err := trivialAvatars(mux, untraced); err != nil {
+		return err
+	}
+	ref, err := serve(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(*refPort)), mux)
+	if err != nil {
+		return err
+	}
+	bare, trivial := ref, ref
+	pairs := []pair{
+		{"GET /tags?client=1, untraced: bare / service", untraced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.05"},
+		{"GET /tags?client=1, every span exported: bare / service", traced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.15"},
+		{"cdn cached avatar, scaled: service / trivial", untraced + "/user/avatar/3/scaled", "http://" + trivial + "/user/avatar/3/scaled", false, "≥ 0.85"},
+		{"cdn cached avatar, high: service / trivial", untraced + "/user/avatar/3/high", "http://" + trivial + "/user/avatar/3/high", false, "≥ 0.85"},
+	}
+	for _, p := range pairs { // warm-up: pools connected, statements prepared, images cached
+		for _, u := range []string{p.service, p.reference} {
+			if _, err := load(ctx, wrk, u, time.Second, *connections); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Printf("wrk -t2 -c%d -d%s per side, %d rounds, sides alternating\n", *connections, *duration, *rounds)
+	ratios := make([][]float64, len(pairs))
+	for round := range *rounds {
+		for i, p := range pairs {
+			sides := []string{p.service, p.reference}
+			if round%2 == 1 {
+				slices.Reverse(sides)
+			}
+			rps := map[string]float64{}
+			for _, u := range sides {
+				v, err := load(ctx, wrk, u, *duration, *connections)
+				if err != nil {
+					return err
+				}
+				rps[u] = v
+			}
+			r := rps[p.service] / rps[p.reference]
+			if p.costRatio {
+				r = 1 / r
+			}
+			ratios[i] = append(ratios[i], r)
+			fmt.Printf("round %d  %-58s service %8.0f req/s  reference %8.0f req/s  ratio %.3f\n", round+1, p.name, rps[p.service], rps[p.reference], r)
+		}
+	}
+	fmt.Println()
+	fmt.Printf("%-58s %6s %6s %6s  %s\n", "ratio", "min", "median", "max", "target")
+	for i, p := range pairs {
+		rs := slices.Clone(ratios[i])
+		slices.Sort(rs)
+		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %s\n", p.name, rs[0], rs[len(rs)/2], rs[len(rs)-1], p.target)
+	}
+	return nil
+}
+
+// startLocal starts make run's server on port with the extra environment and returns
+// its URL once it is ready. Its output is discarded after the ready line (the request
+// lines of a load test).
+func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin, "-dir", dir, "-port", strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 20 * time.Second
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	servers.Go(func() { _ = cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	var said []string
+	for lines.Scan() {
+		said = append(said, lines.Text())
+		if url, ok := strings.CutPrefix(lines.Text(), "ready: "); ok {
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			url, _, _ = strings.Cut(url, " ")
+			return url, nil
+		}
+	}
+	return "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, strings.Join(said, "\n"))
+}
+
+// serve runs h on addr with the service's server settings and returns the address.
+func serve(ctx context.Context, addr string, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	srv := lambdahttp.NewServer(h)
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return ln.Addr().String(), nil
+}
+
+// bareTags is GET /tags?client=N as a bare handler would write it: the store's
+// statement, the rows collected, the list encoded.
+func bareTags(pool *pgxpool.Pool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client, err := strconv.ParseInt(r.URL.Query().Get("client"), 10, 64)
+		if err != nil {
+			http.Error(w, "client", http.StatusBadRequest)
+			return
+		}
+		rows, _ := pool.Query(r.Context(), `
+		SELECT id, name, type
+		FROM tags
+		WHERE client_id = $1
+		ORDER BY name, id`, client)
+		var list []catalog.Tag
+		for rows.Next() {
+			var t catalog.Tag
+			if err := rows.Scan(&t.ID, &t.Name, &t.Type); err != nil {
+				break
+			}
+			list = append(list, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_ = json.NewEncoder(w).Encode(list)
+	})
+}
+
+// givePicture stores demo user 3's photo as the avatar route's benchmark does (the
+// same generated picture: 3,927 bytes scaled, 37,557 high), through the upload service.
+func givePicture(ctx context.Context, dbURL string) error {
+	cfg, err := config.Load(func(k string) string {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+		return map[string]string{"DB_ENV": "local", "S3_BUCKET": "media-catalog-images"}[k]
+	})
+	if err != nil {
+		return err
+	}
+	db, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store, err := s3store.New(awsconfig.Load(cfg), s3store.Options{Bucket: cfg.Bucket, Endpoint: cfg.S3Endpoint})
+	if err != nil {
+		return err
+	}
+	picture, err := demo.Photo()
+	if err != nil {
+		return err
+	}
+	uploads := avatars.New(avatars.Deps{Files: store, Store: db, FileService: true})
+	return uploads.UpdateUserImage(ctx, demo.MemberUserID, base64.StdEncoding.EncodeToString(picture))
+}
+
+// trivialAvatars adds to mux the service's answers for user 3's avatar, scaled and
+// high: the same bytes and the same headers (net/http adds Date and Content-Length as
+// it does for the service).
+func trivialAvatars(mux *http.ServeMux, service string) error {
+	for _, res := range []string{"scaled", "high"} {
+		path := "/user/avatar/3/" + res
+		resp, err := http.Get(service + path)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		header := resp.Header.Clone()
+		header.Del("Date")
+		header.Del("Content-Length")
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			for k, v := range header {
+				h[k] = v
+			}
+			_, _ = w.Write(body)
+		})
+	}
+	return nil
+}
+
+var requestsPerSec = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+
+// load runs wrk against url and returns its req/s; non-2xx answers fail it.
+func load(ctx context.Context, wrk, url string, d time.Duration, connections int) (float64, error) {
+	out, err := exec.CommandContext(ctx, wrk, "-t2", "-c"+strconv.Itoa(connections), "-d"+d.String(), url).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("wrk %s: %w\n%s", url, err, out)
+	}
+	if strings.Contains(string(out), "Non-2xx") {
+		return 0, fmt.Errorf("wrk %s: answers that are not 2xx\n%s", url, out)
+	}
+	m := requestsPerSec.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("wrk %s: no Requests/sec in\n%s", url, out)
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}

@@ -1,9 +1,0 @@
-package demo_test
-
-import (
-	"testing"
-
-	"github.com/mediacatalog/service/infra/testenv"
-)
-
-func TestMain(m *testing.M) { testenv.Main(m) }

@@ -1,0 +1,9 @@
+package demo_test
+
+import (
+	"testing"
+
+	"github.com/mediacatalog/service/infra/tests/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
