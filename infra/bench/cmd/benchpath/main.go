@@ -1,8 +1,9 @@
 // Command benchpath is make bench-path: the request path's cost against bare servers
 // under wrk. It runs make run's server (infra/local/cmd/local) twice, untraced and with every
 // span exported to an OTLP/HTTP sink that answers 200, on the stack withstack started,
-// and beside them a bare net/http + pgx handler of GET /tags (the same statement, pgx's
-// default query mode as the service's pool, the same encoding) and a trivial server
+// and beside them a bare net/http + pgx handler of GET /tags (the same statement on a
+// pool postgres.Open makes as the service's, so the same session defaults, query mode
+// and pool size; the same encoding, the same answer headers) and a trivial server
 // holding the cdn's answer for demo user 3's photo (the same bytes and headers), each
 // on lambdahttp.NewServer's settings. Each round runs every pair back to back, `wrk
 // -t2 -c32` for -duration each, the order of the two alternating from round to round,
@@ -13,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -111,16 +111,24 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	pool, err := pgxpool.New(ctx, dbURL) // pgx's default query mode, as the service's pool
+	// The service's pool as postgres.Open makes it (the session defaults, among them
+	// plan_cache_mode, which has PostgreSQL plan every execution; pgx's query mode; the
+	// pool's size), without the service's tracer and guard: what differs is the
+	// service's own work, not the database's.
+	db, err := postgres.Open(ctx, dbURL)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer db.Close()
 	if err := givePicture(ctx, dbURL); err != nil {
 		return err
 	}
+	tagsHeader, err := answerHeader(untraced + "/tags?client=1")
+	if err != nil {
+		return err
+	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /tags", bareTags(pool))
+	mux.Handle("GET /tags", bareTags(db.Pool, tagsHeader))
 	if err := trivialAvatars(mux, untraced); err != nil {
 		return err
 	}
@@ -177,35 +185,50 @@ func run(ctx context.Context, args []string) error {
 }
 
 // startLocal starts make run's server on port with the extra environment and returns
-// its URL once it is ready. Its output is discarded after the ready line (the request
-// lines of a load test).
+// its URL once it is ready. Its output (the request lines of a load test) goes to a file
+// in dir, as a function's goes to its log: what writing them costs is the service's,
+// while reading a pipe of them would be this command's, on the same cores.
 func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, bin, "-dir", dir, "-port", strconv.Itoa(port))
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 20 * time.Second
-	out, err := cmd.StderrPipe()
+	logPath := filepath.Join(dir, "server.log")
+	out, err := os.Create(logPath)
 	if err != nil {
 		return "", err
 	}
+	defer out.Close() // the server holds its own descriptor
+	cmd := exec.CommandContext(ctx, bin, "-dir", dir, "-port", strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = out
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 20 * time.Second
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	servers.Go(func() { _ = cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	var said []string
-	for lines.Scan() {
-		said = append(said, lines.Text())
-		if url, ok := strings.CutPrefix(lines.Text(), "ready: "); ok {
-			go func() { _, _ = io.Copy(io.Discard, out) }()
-			url, _, _ = strings.Cut(url, " ")
-			return url, nil
+	exited := make(chan struct{})
+	servers.Go(func() { _ = cmd.Wait(); close(exited) })
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		said, err := os.ReadFile(logPath)
+		if err != nil {
+			return "", err
+		}
+		for line := range strings.Lines(string(said)) {
+			if url, ok := strings.CutPrefix(strings.TrimSpace(line), "ready: "); ok {
+				url, _, _ = strings.Cut(url, " ")
+				return url, nil
+			}
+		}
+		select {
+		case <-exited:
+			return "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, said)
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-tick.C:
 		}
 	}
-	return "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, strings.Join(said, "\n"))
 }
 
 // serve runs h on addr with the service's server settings and returns the address.
@@ -221,8 +244,9 @@ func serve(ctx context.Context, addr string, h http.Handler) (string, error) {
 }
 
 // bareTags is GET /tags?client=N as a bare handler would write it: the store's
-// statement, the rows collected, the list encoded.
-func bareTags(pool *pgxpool.Pool) http.Handler {
+// statement, the rows collected, the list encoded, with header the service's answer
+// headers as they are (the same bytes on the wire; computing them is the service's work).
+func bareTags(pool *pgxpool.Pool, header http.Header) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client, err := strconv.ParseInt(r.URL.Query().Get("client"), 10, 64)
 		if err != nil {
@@ -247,7 +271,10 @@ func bareTags(pool *pgxpool.Pool) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		h := w.Header()
+		for k, v := range header {
+			h[k] = v
+		}
 		_ = json.NewEncoder(w).Encode(list)
 	})
 }
@@ -279,6 +306,29 @@ func givePicture(ctx context.Context, dbURL string) error {
 	}
 	uploads := avatars.New(avatars.Deps{Files: store, Store: db, FileService: true})
 	return uploads.UpdateUserImage(ctx, demo.MemberUserID, base64.StdEncoding.EncodeToString(picture))
+}
+
+// answerHeader is the header of the service's answer at url as wrk asks for it (no
+// Accept-Encoding), without what net/http adds to every answer (Date, Content-Length).
+func answerHeader(url string) (http.Header, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept-Encoding", "identity") // net/http's client would ask for gzip
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
+		return nil, fmt.Errorf("%s: %d, Content-Encoding %q", url, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	header := resp.Header.Clone()
+	header.Del("Date")
+	header.Del("Content-Length")
+	return header, nil
 }
 
 // trivialAvatars adds to mux the service's answers for user 3's avatar, scaled and
