@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediacatalog/service/shared/httpapi"
 )
@@ -20,7 +21,13 @@ func TestCompress(t *testing.T) {
 	}
 	image := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("ETag", `"0123456789abcdef"`)
 		_, _ = w.Write(bytes.Repeat([]byte{0x89}, 4096))
+	})
+	served := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // as the cdn serves a picture
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Header().Set("ETag", `"0123456789abcdef"`)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(bytes.Repeat([]byte{0xff, 0xd8}, 20000)))
 	})
 	notModified := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) })
 	tests := []struct {
@@ -35,8 +42,15 @@ func TestCompress(t *testing.T) {
 		{"long JSON, gzip refused", "gzip;q=0", jsonHandler(long), 200, false},
 		{"long JSON, no Accept-Encoding", "", jsonHandler(long), 200, false},
 		{"long JSON, other encodings only", "br, deflate", jsonHandler(long), 200, false},
+		{"long JSON, zstd first, gzip too", "zstd, br, gzip", jsonHandler(long), 200, true},
+		{"long JSON, zstd only", "zstd", jsonHandler(long), 200, false},
+		{"long text", "gzip", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, long["data"])
+		}), 200, true},
 		{"short JSON", "gzip", jsonHandler(short), 200, false},
 		{"image", "gzip", image, 200, false},
+		{"image through ServeContent", "gzip, deflate, br", served, 200, false},
 		{"not modified", "gzip", notModified, 304, false},
 		{"error status keeps its status", "gzip", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			httpapi.JSON(w, r, http.StatusBadRequest, long)
@@ -58,6 +72,9 @@ func TestCompress(t *testing.T) {
 			}
 			if got := rec.Header().Get("Vary"); got != "Accept-Encoding" {
 				t.Errorf("Vary %q", got)
+			}
+			if got, want := rec.Header().Get("ETag"), plain.Header().Get("ETag"); got != want {
+				t.Errorf("ETag %q, want the plain answer's %q", got, want)
 			}
 			body := rec.Body.Bytes()
 			if enc := rec.Header().Get("Content-Encoding"); (enc == "gzip") != tc.gzipped {
