@@ -35,8 +35,15 @@ func requestTextValid(r *http.Request) bool {
 	if !ValidText(r.URL.Path) {
 		return false
 	}
-	if r.URL.RawQuery == "" {
+	raw := r.URL.RawQuery
+	if raw == "" {
 		return true
+	}
+	if !strings.Contains(raw, "%") {
+		// Without escapes each name and value is a piece of the raw query (a '+' read
+		// as a space): the raw query is valid text exactly when they all are, and no
+		// map of them need be built.
+		return ValidText(raw)
 	}
 	for k, vs := range r.URL.Query() {
 		if !ValidText(k) {

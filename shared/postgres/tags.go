@@ -18,11 +18,21 @@ func (db *DB) Tags(ctx context.Context, client int64) ([]catalog.Tag, error) {
 		FROM tags
 		WHERE client_id = $1
 		ORDER BY name, id`, client)
-	tags, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.Tag])
+	tags, err := pgx.CollectRows(rows, scanTag)
 	if err != nil {
 		return nil, fmt.Errorf("list tags of client %d: %w", client, err)
 	}
 	return tags, nil
+}
+
+// scanTag reads a row of id, name, type. GET /tags is the catalog's most requested
+// list, and RowToStructByName works out each row's scan targets by reflection (the
+// column names joined and looked up, a slice of targets made), which cost the list
+// more than scanning its values did.
+func scanTag(row pgx.CollectableRow) (catalog.Tag, error) {
+	var t catalog.Tag
+	err := row.Scan(&t.ID, &t.Name, &t.Type)
+	return t, err
 }
 
 // TagByID returns a tag with its number of series (of the tag's client);
