@@ -47,15 +47,17 @@ func (db *DB) Contributors(ctx context.Context, q catalog.ContributorQuery) (cat
 	// term can fold to more letters, "ß" to "ss", or to none, a lone accent: then it
 	// matches every name, as the client's count says). Only a search of three letters
 	// or more counts, and only up to the cap.
-	const filter = `c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3))`
+	const filter = `c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search))`
 	limitCount := db.countCap(q.Offset)
+	ids := pageQuery{cols: "c.id", from: "contributors c", where: filter, order: order, total: pageTotal("list_total"),
+		limit: "@limit", offset: "@offset", forward: q.Offset == 0}
 	sql := `
 WITH ` + listTotal(`
-	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
+	CASE WHEN search_fold(@search) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = @client), 0)
+	     WHEN length(search_fold(@search)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = @client AND g.gram = search_fold(@search)), 0)
 	     ELSE `+boundedCount("contributors c", filter, limitCount)+` END`,
-		`length(search_fold($2)) > 2 AND n > `+strconv.FormatInt(limitCount, 10)) + `
+		`length(search_fold(@search)) > 2 AND n > `+strconv.FormatInt(limitCount, 10)) + `
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -71,12 +73,13 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				` + pageQuery("c.id", "contributors c", filter, order, pageTotal("list_total"), "$4", "$5", q.Offset == 0) + `
+				` + ids.sql() + `
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors`
-	rows, _ := db.Pool.Query(ctx, sql, q.Client, q.Search, q.Search, q.Limit, q.Offset)
+	rows, _ := db.Pool.Query(ctx, sql, pgx.StrictNamedArgs{
+		"client": q.Client, "search": q.Search, "limit": q.Limit, "offset": q.Offset})
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
 		Total        int64
 		Capped       bool
@@ -95,7 +98,7 @@ SELECT
 // lock asks (see lockCTE); the zero LockRequest only reads.
 func (db *DB) Contributor(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.Contributor, error) {
 	sql := `
-WITH ` + lockCTE(contributorLocks, "$1", "$2", "$3") + `
+WITH ` + lockCTE(contributorLocks, "@id", "@lock_by", "@lock_ttl") + `
 SELECT c.id, c.first_name, c.last_name, c.slug, coalesce(c.image, '') AS image,
 	coalesce(c.gender, '') AS gender, coalesce(c.type, '') AS type, c.public,
 	(SELECT coalesce(jsonb_agg(jsonb_build_object('url', k.url) ORDER BY k.id), '[]')
@@ -111,8 +114,8 @@ SELECT c.id, c.first_name, c.last_name, c.slug, coalesce(c.image, '') AS image,
 		FROM contributor_relations r JOIN contributors o ON o.id = r.related_id
 		WHERE r.contributor_id = c.id) AS relations
 FROM contributors c
-WHERE c.id = $1`
-	rows, _ := db.Pool.Query(ctx, sql, id, lock.By, lock.TTL)
+WHERE c.id = @id`
+	rows, _ := db.Pool.Query(ctx, sql, pgx.StrictNamedArgs{"id": id, "lock_by": lock.By, "lock_ttl": lock.TTL})
 	c, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.Contributor])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows), contributorFKViolation(err, "contributor_locks_contributor_id_fkey"):

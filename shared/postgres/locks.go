@@ -27,12 +27,13 @@ var (
 
 // lockCTE returns a data-modifying common table expression named take_lock, to put
 // after WITH in front of a detail read so that taking the lock costs no extra round
-// trip. The arguments are the query's placeholders: entity is the locked entity's id,
-// by the reader's user id and ttl the lock's lifetime (an interval; pgx encodes a
-// time.Duration as one). When by is 0 nothing is taken. The insert does nothing for an
-// entity that does not exist, and does not overwrite another user's live lock.
+// trip. The arguments are the statement's named arguments ("@id"): entity is the
+// locked entity's id, by the reader's user id and ttl the lock's lifetime (an interval;
+// pgx encodes a time.Duration as one). When by is 0 nothing is taken. The insert does
+// nothing for an entity that does not exist, and does not overwrite another user's live
+// lock.
 //
-//	WITH take_lock AS (...) SELECT ... FROM users WHERE id = $1
+//	WITH take_lock AS (...) SELECT ... FROM users WHERE id = @id
 //
 // The main query does not see the lock it takes (one snapshot); the lists and reads
 // that show a lock run later.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -161,8 +163,9 @@ func TestPageQueryEstimate(t *testing.T) {
 		ANALYZE publishers`); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
-	sql := `EXPLAIN (FORMAT JSON) WITH list_total AS (SELECT publisher_count AS n FROM clients WHERE id = $1) ` +
-		postgres.PageQuery("p.id", "publishers p", "p.client_id = $1", "p.name, p.id", "(SELECT n FROM list_total)", "$2", "$3", false)
+	sql := `EXPLAIN (FORMAT JSON) WITH list_total AS (SELECT publisher_count AS n FROM clients WHERE id = @client) ` +
+		postgres.PageQuery{Cols: "p.id", From: "publishers p", Where: "p.client_id = @client", Order: "p.name, p.id",
+			Total: "(SELECT n FROM list_total)", Limit: "@limit", Offset: "@offset"}.SQL()
 	const limit = 20
 	for _, offset := range []int64{0, 2490, 4980, 4995} {
 		var plan []struct {
@@ -170,7 +173,7 @@ func TestPageQueryEstimate(t *testing.T) {
 				Rows float64 `json:"Plan Rows"`
 			} `json:"Plan"`
 		}
-		if err := db.Pool.QueryRow(ctx, sql, 2, limit, offset).Scan(&plan); err != nil {
+		if err := db.Pool.QueryRow(ctx, sql, pgx.StrictNamedArgs{"client": 2, "limit": limit, "offset": offset}).Scan(&plan); err != nil {
 			t.Fatal(err)
 		}
 		if len(plan) != 1 || plan[0].Plan.Rows > 2*limit {

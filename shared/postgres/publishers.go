@@ -49,14 +49,14 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 	if err != nil {
 		return nil, err
 	}
-	args := []any{f.Client, f.Limit, f.Offset}
-	where := "p.client_id = $1"
+	args := pgx.StrictNamedArgs{"client": f.Client, "limit": f.Limit, "offset": f.Offset}
+	where := "p.client_id = @client"
 	if f.Search != "" {
 		// The term is folded and escaped in SQL (search_pattern, migration 00022), as
 		// publishers.search is folded by its trigger (00027); the migrations run before
 		// the deploy, so 00028 has filled the rows written before the column.
-		args = append(args, f.Search)
-		where += " AND p.search LIKE search_pattern($4)"
+		args["search"] = f.Search
+		where += " AND p.search LIKE search_pattern(@search)"
 	}
 	// Past the first page without a search, the client's publisher_count (kept by
 	// triggers) tells which end of the list the page is nearer
@@ -64,10 +64,10 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 	// more than the walk it saves.
 	with, forward := "", f.Offset == 0 || f.Search != ""
 	if !forward {
-		with = `list_total AS (SELECT coalesce((SELECT publisher_count FROM clients WHERE id = $1), 0) AS n),`
+		with = `list_total AS (SELECT coalesce((SELECT publisher_count FROM clients WHERE id = @client), 0) AS n),`
 	}
-	pageIDs := pageQuery("p.id, p.name, p.created_at", "publishers p", where, order,
-		"(SELECT n FROM list_total)", "$2", "$3", forward)
+	pageIDs := pageQuery{cols: "p.id, p.name, p.created_at", from: "publishers p", where: where, order: order,
+		total: "(SELECT n FROM list_total)", limit: "@limit", offset: "@offset", forward: forward}
 	rows, _ := db.Pool.Query(ctx, fmt.Sprintf(`
 		WITH %[1]s page AS (%[2]s)
 		SELECT p.id, p.name, p.short_name, p.slug, p.country, p.website, p.headquarter,
@@ -76,7 +76,7 @@ func (db *DB) Publishers(ctx context.Context, f catalog.PublisherFilter) ([]cata
 		       p.image, p.image_source, p.client_id
 		FROM page
 		JOIN publishers p ON p.id = page.id
-		ORDER BY %[3]s`, with, pageIDs, strings.ReplaceAll(order, "p.", "page.")), args...)
+		ORDER BY %[3]s`, with, pageIDs.sql(), strings.ReplaceAll(order, "p.", "page.")), args)
 	pubs, err := pgx.CollectRows(rows, pgx.RowToStructByName[catalog.PublisherListItem])
 	if err != nil {
 		return nil, fmt.Errorf("list publishers of client %d: %w", f.Client, err)
@@ -197,35 +197,35 @@ func linkOrderBy(order string) (string, error) {
 // titles, so it matches nothing (no title contains it).
 const searchSeparator = "\x1f"
 
-// publicationMatch is the condition on the link sp that a publication search adds, with
-// param the placeholder of the search pattern: the series' name or one of its aliases
+// publicationMatch is the condition on the link sp that a publication search adds, of
+// the statement's argument @search: the series' name or one of its aliases
 // contains it, case and accents ignored. The search text holds them all, folded
 // (migration 00022), so a rare name is found through one trigram index within the
 // publisher (series_publishers_search_trgm) and a broad one's page by walking the list's
 // order index until the page is full; LIKE with the term folded by the same
 // search_fold() (search_pattern) matches without folding every candidate row.
-func publicationMatch(search, param string) string {
+func publicationMatch(search string) string {
 	if search == "" {
 		return ""
 	}
-	return "AND sp.search LIKE search_pattern(" + param + ")"
+	return "AND sp.search LIKE search_pattern(@search)"
 }
 
-// publicationTotal is the number of the publisher's series in client $2 matching the
-// search: without a search the publisher's series_count when the client is its own (the
-// only case with links), else a count on series_publishers_list_id; with one, a count
-// the planner takes from the trigram index for a rare name, or index-only from
-// series_publishers_list_id_search for a broad one, of at most limit+1 matches
-// (boundedCount). Only the branch taken runs.
-func publicationTotal(search, param string, limit int64) string {
+// publicationTotal is the number of the series of publisher @publisher in client
+// @client matching the search (@search): without a search the publisher's
+// series_count when the client is its own (the only case with links), else a count on
+// series_publishers_list_id; with one, a count the planner takes from the trigram index
+// for a rare name, or index-only from series_publishers_list_id_search for a broad one,
+// of at most limit+1 matches (boundedCount). Only the branch taken runs.
+func publicationTotal(search string, limit int64) string {
 	if search != "" {
 		return boundedCount("series_publishers sp",
-			`sp.publisher_id = $1 AND sp.client_id = $2 `+publicationMatch(search, param), limit)
+			`sp.publisher_id = @publisher AND sp.client_id = @client `+publicationMatch(search), limit)
 	}
-	return `(SELECT CASE WHEN p.client_id = $2 THEN p.series_count
+	return `(SELECT CASE WHEN p.client_id = @client THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
-		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
-		 FROM publishers p WHERE p.id = $1)`
+		                   WHERE sp.publisher_id = @publisher AND sp.client_id = @client) END
+		 FROM publishers p WHERE p.id = @publisher)`
 }
 
 // deepSearchPage is the CTE page of a searched page at or past T: one walk of the
@@ -250,8 +250,8 @@ func deepSearchPage(where, order string, limit int64) string {
 	// statement's cost pass jit_above_cost, and compiling it cost more than the walk).
 	return `page AS (SELECT w.series_id, count(*) OVER () AS n
 		FROM (SELECT ` + cols + ` FROM series_publishers sp WHERE ` + where + `
-		      ORDER BY ` + order + ` LIMIT greatest(` + strconv.FormatInt(limit+1, 10) + `, $4::bigint + $3::bigint)) w
-		ORDER BY ` + outer + ` LIMIT $3 OFFSET $4)`
+		      ORDER BY ` + order + ` LIMIT greatest(` + strconv.FormatInt(limit+1, 10) + `, @offset::bigint + @limit::bigint)) w
+		ORDER BY ` + outer + ` LIMIT @limit OFFSET @offset)`
 }
 
 type publicationRow struct {
@@ -287,16 +287,18 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 	if lang == "" {
 		lang = catalog.DefaultLanguage
 	}
-	args := []any{f.Publisher, f.Client, f.Limit, f.Offset, lang}
+	args := pgx.StrictNamedArgs{"publisher": f.Publisher, "client": f.Client, "limit": f.Limit, "offset": f.Offset,
+		"language": lang}
 	if f.Search != "" {
-		args = append(args, f.Search)
+		args["search"] = f.Search
 	}
 	outer := strings.NewReplacer("sp.series_id", "s.id", "sp.", "s.").Replace(order)
-	where := "sp.publisher_id = $1 AND sp.client_id = $2 " + publicationMatch(f.Search, "$6")
+	where := "sp.publisher_id = @publisher AND sp.client_id = @client " + publicationMatch(f.Search)
 	cappedSQL := fmt.Sprintf("%t AND n > %d", f.Search != "", limitCount)
-	ctes := listTotal("coalesce("+publicationTotal(f.Search, "$6", limitCount)+", 0)", cappedSQL) +
-		",\n\t\tpage AS (" + pageQuery("sp.series_id", "series_publishers sp", where,
-		order, pageTotal("list_total"), "$3", "$4", f.Offset == 0) + ")"
+	ids := pageQuery{cols: "sp.series_id", from: "series_publishers sp", where: where, order: order,
+		total: pageTotal("list_total"), limit: "@limit", offset: "@offset", forward: f.Offset == 0}
+	ctes := listTotal("coalesce("+publicationTotal(f.Search, limitCount)+", 0)", cappedSQL) +
+		",\n\t\tpage AS (" + ids.sql() + ")"
 	if f.Search != "" && f.Offset >= db.maxExact() {
 		ctes = deepSearchPage(where, order, limitCount) + ",\n\t\t" +
 			listTotal("coalesce((SELECT max(n) FROM page), 0)", cappedSQL)
@@ -306,15 +308,15 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
-		                 WHERE a.series_id = s.id AND a.language = $5
+		                 WHERE a.series_id = s.id AND a.language = @language
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
 		                 FROM series_aliases a
 		                 WHERE a.series_id = s.id), '[]') AS aliases,
 		       coalesce((SELECT d.description FROM series_descriptions d
-		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
-		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		                 WHERE d.series_id = s.id AND d.language IN (@language, 'English')
+		                 ORDER BY d.language = @language DESC LIMIT 1), '') AS description,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
@@ -328,7 +330,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		        ORDER BY v.number, v.id LIMIT 1) AS volume
 		FROM page
 		JOIN series s ON s.id = page.series_id
-		ORDER BY %[2]s`, ctes, outer), args...)
+		ORDER BY %[2]s`, ctes, outer), args)
 	rowsRead, err := pgx.CollectRows(rows, pgx.RowToStructByName[publicationRow])
 	if err != nil {
 		return catalog.PublicationPage{}, fmt.Errorf("list publications of publisher %d: %w", f.Publisher, err)
@@ -358,12 +360,12 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 // countPublications counts the publications f's list has, at most limit+1 of them
 // (publicationTotal).
 func (db *DB) countPublications(ctx context.Context, f catalog.PublicationFilter, limit int64) (int64, error) {
-	args := []any{f.Publisher, f.Client}
+	args := pgx.StrictNamedArgs{"publisher": f.Publisher, "client": f.Client}
 	if f.Search != "" {
-		args = append(args, f.Search)
+		args["search"] = f.Search
 	}
 	var total int64
-	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, "$3", limit)+`, 0)`, args...).Scan(&total)
+	err := db.Pool.QueryRow(ctx, `SELECT coalesce(`+publicationTotal(f.Search, limit)+`, 0)`, args).Scan(&total)
 	if err != nil {
 		return 0, fmt.Errorf("count publications of publisher %d: %w", f.Publisher, err)
 	}

@@ -4,13 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/catalog"
@@ -28,12 +33,32 @@ type recorder struct {
 func (r *recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	args := make([]string, len(d.Args))
-	for i, a := range d.Args {
-		args[i] = fmt.Sprintf("$%d = %#v", i+1, a)
+	var args []string
+	if named, ok := namedArgs(d.Args); ok {
+		for _, name := range slices.Sorted(maps.Keys(named)) {
+			args = append(args, fmt.Sprintf("@%s = %#v", name, named[name]))
+		}
+	} else {
+		for i, a := range d.Args {
+			args = append(args, fmt.Sprintf("$%d = %#v", i+1, a))
+		}
 	}
 	r.sent = append(r.sent, fmt.Sprintf("%s\n-- %s", strings.TrimSpace(d.SQL), strings.Join(args, ", ")))
 	return ctx
+}
+
+// namedArgs is the statement's arguments by name, if it has them so (pgx.NamedArgs).
+func namedArgs(args []any) (map[string]any, bool) {
+	if len(args) != 1 {
+		return nil, false
+	}
+	switch a := args[0].(type) {
+	case pgx.StrictNamedArgs:
+		return a, true
+	case pgx.NamedArgs:
+		return a, true
+	}
+	return nil, false
 }
 
 func (r *recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
@@ -165,6 +190,107 @@ func TestPagedStatements(t *testing.T) {
 				t.Errorf("%s is not what the %s list sends now; if the change is intended, run\n"+
 					"  go test ./shared/postgres/ -run TestPagedStatements -update\nand review the file's diff.\nsent now:\n%s",
 					path, l.file, b.String())
+			}
+		})
+	}
+}
+
+// prepares is a pgx tracer that counts the statements prepared (or described): what
+// pgx does when a statement's text is not in its connection's cache.
+type prepares struct{ n atomic.Int64 }
+
+func (p *prepares) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+func (p *prepares) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (p *prepares) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	p.n.Add(1)
+	return ctx
+}
+func (p *prepares) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// TestStatementsCached: a store function that builds its statement sends one text per
+// kind of call, whatever the values (they go as arguments, named ones rewritten by pgx
+// to the same positional text each time), so its second call with other values finds
+// the statement in the connection's cache and prepares nothing, in both of pgx's
+// caching modes (QueryExecModeCacheDescribe is the one the deployed pool uses, rds.go).
+// A page at or past T is a kind of its own for each offset: its count's cap is in the
+// text (countCap).
+func TestStatementsCached(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe} {
+		t.Run(mode.String(), func(t *testing.T) {
+			p := &prepares{}
+			db := testenv.NewDemoDB(t, postgres.WithTracer(p), postgres.WithMaxConns(1),
+				func(c *pgxpool.Config) { c.ConnConfig.DefaultQueryExecMode = mode })
+			for _, tc := range []struct {
+				name        string
+				first, next func() error
+			}{
+				{"users, a search's page",
+					func() error { _, err := db.Users(ctx, catalog.UserQuery{Search: "adm", Limit: 20}); return err },
+					func() error { _, err := db.Users(ctx, catalog.UserQuery{Search: "mod", Limit: 5}); return err }},
+				{"users, a deep page of a role",
+					func() error {
+						_, err := db.Users(ctx, catalog.UserQuery{Order: "registered-desc", Role: 3, Limit: 20, Offset: 2})
+						return err
+					},
+					func() error {
+						_, err := db.Users(ctx, catalog.UserQuery{Order: "registered-desc", Role: 1, Limit: 2, Offset: 7})
+						return err
+					}},
+				{"a user's detail, taking the lock",
+					func() error { _, err := db.User(ctx, 1, catalog.LockRequest{}); return err },
+					func() error { _, err := db.User(ctx, 2, catalog.LockRequest{By: 1, TTL: time.Minute}); return err }},
+				{"contributors, a deep page of a search",
+					func() error {
+						_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Search: "oda", Limit: 20, Offset: 1})
+						return err
+					},
+					func() error {
+						_, err := db.Contributors(ctx, catalog.ContributorQuery{Client: 1, Search: "ma", Limit: 3, Offset: 4})
+						return err
+					}},
+				{"a contributor's detail",
+					func() error {
+						_, err := db.Contributor(ctx, 1, catalog.LockRequest{By: 1, TTL: time.Minute})
+						return err
+					},
+					func() error { _, err := db.Contributor(ctx, 2, catalog.LockRequest{}); return err }},
+				{"publishers, a search's page",
+					func() error {
+						_, err := db.Publishers(ctx, catalog.PublisherFilter{Client: 1, Search: "media", Limit: 20})
+						return err
+					},
+					func() error {
+						_, err := db.Publishers(ctx, catalog.PublisherFilter{Client: 1, Search: "press", Limit: 3})
+						return err
+					}},
+				{"publications, a deep page of a search",
+					func() error {
+						_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 1, Search: "o",
+							Order: "added-desc", Language: "English", Limit: 20, Offset: 500})
+						return err
+					},
+					func() error {
+						_, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 2, Client: 1, Search: "e",
+							Order: "added-desc", Language: "Japanese", Limit: 2, Offset: 1})
+						return err
+					}},
+			} {
+				p.n.Store(0)
+				if err := tc.first(); err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				if n := p.n.Swap(0); n == 0 {
+					t.Fatalf("%s: its first call prepared nothing: the tracer sees no prepare", tc.name)
+				}
+				if err := tc.next(); err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				if n := p.n.Load(); n != 0 {
+					t.Errorf("%s: the call with other values prepared %d statements, want none (a text that varies with its values)", tc.name, n)
+				}
 			}
 		})
 	}

@@ -75,7 +75,9 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 	if cond != "TRUE" {
 		total, capped = boundedCount(from, where, limitCount), fmt.Sprintf("n > %d", limitCount)
 	}
-	limit, offset := fmt.Sprintf("$%d", len(args)+1), fmt.Sprintf("$%d", len(args)+2)
+	args["limit"], args["offset"] = q.Limit, q.Offset
+	ids := pageQuery{cols: "u.id", from: from, where: where, order: order, total: pageTotal("list_total"),
+		limit: "@limit", offset: "@offset", forward: q.Offset == 0}
 	sql := `WITH ` + with + ` ` + listTotal(total, capped) + `
 		SELECT
 			(SELECT n FROM list_total) AS total,
@@ -98,12 +100,12 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						` + pageQuery("u.id", from, where, order, pageTotal("list_total"), limit, offset, q.Offset == 0) + `
+						` + ids.sql() + `
 					) k
 					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users`
-	rows, _ := db.Pool.Query(ctx, sql, append(args, q.Limit, q.Offset)...)
+	rows, _ := db.Pool.Query(ctx, sql, args)
 	row, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[struct {
 		Total  int64
 		Capped bool
@@ -118,21 +120,20 @@ func (db *DB) Users(ctx context.Context, q catalog.UserQuery) (catalog.UserPage,
 }
 
 // userFilter returns the condition of a user query ("TRUE" for none) and its
-// arguments, numbered from $1.
-func userFilter(q catalog.UserQuery) (string, []any) {
+// arguments, by name: exactly those the condition uses (pgx.StrictNamedArgs).
+func userFilter(q catalog.UserQuery) (string, pgx.StrictNamedArgs) {
 	var conds []string
-	var args []any
+	args := pgx.StrictNamedArgs{}
 	if q.Search != "" {
-		args = append(args, q.Search)
-		conds = append(conds, fmt.Sprintf("u.search LIKE search_pattern($%d)", len(args)))
+		args["search"] = q.Search
+		conds = append(conds, "u.search LIKE search_pattern(@search)")
 	}
 	if q.Role != 0 {
-		args = append(args, q.Role)
-		conds = append(conds, fmt.Sprintf(
-			"EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $%d)", len(args)))
+		args["role"] = q.Role
+		conds = append(conds, "EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = @role)")
 	}
 	if len(conds) == 0 {
-		return "TRUE", nil
+		return "TRUE", args
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -142,7 +143,7 @@ func userFilter(q catalog.UserQuery) (string, []any) {
 // lock asks (see lockCTE); the zero LockRequest only reads.
 func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (catalog.User, error) {
 	sql := `
-		WITH ` + lockCTE(userLocks, "$1", "$2", "$3") + `
+		WITH ` + lockCTE(userLocks, "@id", "@lock_by", "@lock_ttl") + `
 		SELECT u.id, u.slug, u.username, u.age_verified, u.profile_image, u.registered,
 		       coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'name', r.name, 'description', r.description)
 		                          ORDER BY r.name, r.id) FILTER (WHERE r.id IS NOT NULL), '[]') AS roles,
@@ -156,9 +157,9 @@ func (db *DB) User(ctx context.Context, id int64, lock catalog.LockRequest) (cat
 		FROM users u
 		LEFT JOIN user_roles ur ON ur.user_id = u.id
 		LEFT JOIN roles r ON r.id = ur.role_id
-		WHERE u.id = $1
+		WHERE u.id = @id
 		GROUP BY u.id`
-	rows, _ := db.Pool.Query(ctx, sql, id, lock.By, lock.TTL)
+	rows, _ := db.Pool.Query(ctx, sql, pgx.StrictNamedArgs{"id": id, "lock_by": lock.By, "lock_ttl": lock.TTL})
 	u, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[catalog.User])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows), isForeignKeyViolation(err):

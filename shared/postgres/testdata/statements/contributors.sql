@@ -4,11 +4,11 @@
 -- ============================================================================
 -- first page
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
-	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
+WITH list_total AS (SELECT n, length(search_fold(@search)) > 2 AND n > 1000 AS capped FROM (SELECT 
+	CASE WHEN search_fold(@search) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = @client), 0)
+	     WHEN length(search_fold(@search)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = @client AND g.gram = search_fold(@search)), 0)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -26,21 +26,21 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
+				SELECT c.id FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) ORDER BY c.first_name, c.last_name, c.id LIMIT @limit OFFSET @offset
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "", $3 = "", $4 = 20, $5 = 0
+-- @client = 1, @limit = 20, @offset = 0, @search = ""
 
 -- ============================================================================
 -- a deep page, descending
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
-	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
+WITH list_total AS (SELECT n, length(search_fold(@search)) > 2 AND n > 1000 AS capped FROM (SELECT 
+	CASE WHEN search_fold(@search) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = @client), 0)
+	     WHEN length(search_fold(@search)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = @client AND g.gram = search_fold(@search)), 0)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -58,27 +58,27 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				(SELECT c.id, 0::bigint AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5 - $4, 0) < $5)
-		 ORDER BY c.first_name DESC, c.last_name DESC, c.id DESC LIMIT $4 OFFSET $5)
+				(SELECT c.id, 0::bigint AS rn FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0) < @offset)
+		 ORDER BY c.first_name DESC, c.last_name DESC, c.id DESC LIMIT @limit OFFSET @offset)
 		UNION ALL
 		(SELECT * FROM (
-			SELECT c.id, row_number() OVER (ORDER BY c.first_name, c.last_name, c.id) AS rn FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5 - $4, 0) < $5
-			ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5 - $4, 0)) r
-		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $5)
+			SELECT c.id, row_number() OVER (ORDER BY c.first_name, c.last_name, c.id) AS rn FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0) < @offset
+			ORDER BY c.first_name, c.last_name, c.id LIMIT @limit OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0)) r
+		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset)
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "", $3 = "", $4 = 20, $5 = 3
+-- @client = 1, @limit = 20, @offset = 3, @search = ""
 
 -- ============================================================================
 -- search of two letters (kept counts)
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
-	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
+WITH list_total AS (SELECT n, length(search_fold(@search)) > 2 AND n > 1000 AS capped FROM (SELECT 
+	CASE WHEN search_fold(@search) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = @client), 0)
+	     WHEN length(search_fold(@search)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = @client AND g.gram = search_fold(@search)), 0)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -96,21 +96,21 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
+				SELECT c.id FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) ORDER BY c.first_name, c.last_name, c.id LIMIT @limit OFFSET @offset
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "od", $3 = "od", $4 = 20, $5 = 0
+-- @client = 1, @limit = 20, @offset = 0, @search = "od"
 
 -- ============================================================================
 -- search of three letters or more
 
-WITH list_total AS (SELECT n, length(search_fold($2)) > 2 AND n > 1000 AS capped FROM (SELECT 
-	CASE WHEN search_fold($2) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = $1), 0)
-	     WHEN length(search_fold($2)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
-	                                               WHERE g.client_id = $1 AND g.gram = search_fold($2)), 0)
-	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
+WITH list_total AS (SELECT n, length(search_fold(@search)) > 2 AND n > 1000 AS capped FROM (SELECT 
+	CASE WHEN search_fold(@search) = '' THEN coalesce((SELECT cl.contributor_count FROM clients cl WHERE cl.id = @client), 0)
+	     WHEN length(search_fold(@search)) <= 2 THEN coalesce((SELECT g.n FROM contributor_search_grams g
+	                                               WHERE g.client_id = @client AND g.gram = search_fold(@search)), 0)
+	     ELSE (SELECT count(*) FROM (SELECT 1 FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) LIMIT 1001) bounded) END AS n OFFSET 0) c)
 SELECT
 	(SELECT n FROM list_total) AS total,
 	(SELECT capped FROM list_total) AS capped,
@@ -128,9 +128,9 @@ SELECT
 				-- The page's ids first, from contributors_client_order_search alone (an
 				-- index-only scan: the skipped rows of a deep offset, and the search
 				-- text tested on them, cost no row reads), walked from the nearer end.
-				SELECT c.id FROM contributors c WHERE c.client_id = $1 AND ($2 = '' OR c.search LIKE search_pattern($3)) ORDER BY c.first_name, c.last_name, c.id LIMIT $4 OFFSET $5
+				SELECT c.id FROM contributors c WHERE c.client_id = @client AND (@search = '' OR c.search LIKE search_pattern(@search)) ORDER BY c.first_name, c.last_name, c.id LIMIT @limit OFFSET @offset
 			) k
 			JOIN contributors c ON c.id = k.id
 		) p
 	), '[]') AS contributors
--- $1 = 1, $2 = "oda", $3 = "oda", $4 = 20, $5 = 0
+-- @client = 1, @limit = 20, @offset = 0, @search = "oda"

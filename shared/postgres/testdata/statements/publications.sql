@@ -4,23 +4,23 @@
 -- ============================================================================
 -- first page
 
-WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.series_count
+WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce((SELECT CASE WHEN p.client_id = @client THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
-		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
-		 FROM publishers p WHERE p.id = $1), 0) AS n OFFSET 0) c),
-		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
+		                   WHERE sp.publisher_id = @publisher AND sp.client_id = @client) END
+		 FROM publishers p WHERE p.id = @publisher), 0) AS n OFFSET 0) c),
+		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client  ORDER BY sp.name, sp.series_id LIMIT @limit OFFSET @offset)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
-		                 WHERE a.series_id = s.id AND a.language = $5
+		                 WHERE a.series_id = s.id AND a.language = @language
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
 		                 FROM series_aliases a
 		                 WHERE a.series_id = s.id), '[]') AS aliases,
 		       coalesce((SELECT d.description FROM series_descriptions d
-		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
-		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		                 WHERE d.series_id = s.id AND d.language IN (@language, 'English')
+		                 ORDER BY d.language = @language DESC LIMIT 1), '') AS description,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
@@ -35,34 +35,34 @@ WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce
 		FROM page
 		JOIN series s ON s.id = page.series_id
 		ORDER BY s.name, s.id
--- $1 = 1, $2 = 1, $3 = 20, $4 = 0, $5 = "English"
+-- @client = 1, @language = "English", @limit = 20, @offset = 0, @publisher = 1
 
 -- ============================================================================
 -- a deep page, newest first
 
-WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce((SELECT CASE WHEN p.client_id = $2 THEN p.series_count
+WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce((SELECT CASE WHEN p.client_id = @client THEN p.series_count
 		             ELSE (SELECT count(*) FROM series_publishers sp
-		                   WHERE sp.publisher_id = $1 AND sp.client_id = $2) END
-		 FROM publishers p WHERE p.id = $1), 0) AS n OFFSET 0) c),
-		page AS ((SELECT sp.series_id, 0::bigint AS rn FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $4 - $3, 0) < $4)
-		 ORDER BY sp.created_at DESC, sp.series_id DESC LIMIT $3 OFFSET $4)
+		                   WHERE sp.publisher_id = @publisher AND sp.client_id = @client) END
+		 FROM publishers p WHERE p.id = @publisher), 0) AS n OFFSET 0) c),
+		page AS ((SELECT sp.series_id, 0::bigint AS rn FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client  AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0) < @offset)
+		 ORDER BY sp.created_at DESC, sp.series_id DESC LIMIT @limit OFFSET @offset)
 		UNION ALL
 		(SELECT * FROM (
-			SELECT sp.series_id, row_number() OVER (ORDER BY sp.created_at, sp.series_id) AS rn FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2  AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $4 - $3, 0) < $4
-			ORDER BY sp.created_at, sp.series_id LIMIT $3 OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $4 - $3, 0)) r
-		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $4))
+			SELECT sp.series_id, row_number() OVER (ORDER BY sp.created_at, sp.series_id) AS rn FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client  AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0) < @offset
+			ORDER BY sp.created_at, sp.series_id LIMIT @limit OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0)) r
+		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset))
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
-		                 WHERE a.series_id = s.id AND a.language = $5
+		                 WHERE a.series_id = s.id AND a.language = @language
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
 		                 FROM series_aliases a
 		                 WHERE a.series_id = s.id), '[]') AS aliases,
 		       coalesce((SELECT d.description FROM series_descriptions d
-		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
-		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		                 WHERE d.series_id = s.id AND d.language IN (@language, 'English')
+		                 ORDER BY d.language = @language DESC LIMIT 1), '') AS description,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
@@ -77,25 +77,25 @@ WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce
 		FROM page
 		JOIN series s ON s.id = page.series_id
 		ORDER BY s.created_at DESC, s.id DESC
--- $1 = 1, $2 = 1, $3 = 20, $4 = 2, $5 = "English"
+-- @client = 1, @language = "English", @limit = 20, @offset = 2, @publisher = 1
 
 -- ============================================================================
 -- search
 
-WITH list_total AS (SELECT n, true AND n > 1000 AS capped FROM (SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6) LIMIT 1001) bounded), 0) AS n OFFSET 0) c),
-		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6) ORDER BY sp.name, sp.series_id LIMIT $3 OFFSET $4)
+WITH list_total AS (SELECT n, true AND n > 1000 AS capped FROM (SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client AND sp.search LIKE search_pattern(@search) LIMIT 1001) bounded), 0) AS n OFFSET 0) c),
+		page AS (SELECT sp.series_id FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client AND sp.search LIKE search_pattern(@search) ORDER BY sp.name, sp.series_id LIMIT @limit OFFSET @offset)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
-		                 WHERE a.series_id = s.id AND a.language = $5
+		                 WHERE a.series_id = s.id AND a.language = @language
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
 		                 FROM series_aliases a
 		                 WHERE a.series_id = s.id), '[]') AS aliases,
 		       coalesce((SELECT d.description FROM series_descriptions d
-		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
-		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		                 WHERE d.series_id = s.id AND d.language IN (@language, 'English')
+		                 ORDER BY d.language = @language DESC LIMIT 1), '') AS description,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
@@ -110,28 +110,28 @@ WITH list_total AS (SELECT n, true AND n > 1000 AS capped FROM (SELECT coalesce(
 		FROM page
 		JOIN series s ON s.id = page.series_id
 		ORDER BY s.name, s.id
--- $1 = 1, $2 = 1, $3 = 20, $4 = 0, $5 = "English", $6 = "one"
+-- @client = 1, @language = "English", @limit = 20, @offset = 0, @publisher = 1, @search = "one"
 
 -- ============================================================================
 -- a search's page past T, newest first
 
 WITH page AS (SELECT w.series_id, count(*) OVER () AS n
-		FROM (SELECT sp.series_id, sp.created_at FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($6)
-		      ORDER BY sp.created_at DESC, sp.series_id DESC LIMIT greatest(2001, $4::bigint + $3::bigint)) w
-		ORDER BY w.created_at DESC, w.series_id DESC LIMIT $3 OFFSET $4),
+		FROM (SELECT sp.series_id, sp.created_at FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client AND sp.search LIKE search_pattern(@search)
+		      ORDER BY sp.created_at DESC, sp.series_id DESC LIMIT greatest(2001, @offset::bigint + @limit::bigint)) w
+		ORDER BY w.created_at DESC, w.series_id DESC LIMIT @limit OFFSET @offset),
 		list_total AS (SELECT n, true AND n > 2000 AS capped FROM (SELECT coalesce((SELECT max(n) FROM page), 0) AS n OFFSET 0) c)
 		SELECT s.id, s.name, s.slug, s.type, s.origin, (SELECT n FROM list_total) AS total,
 		       (SELECT capped FROM list_total) AS capped,
 		       coalesce((SELECT a.title FROM series_aliases a
-		                 WHERE a.series_id = s.id AND a.language = $5
+		                 WHERE a.series_id = s.id AND a.language = @language
 		                 ORDER BY a.id LIMIT 1), '') AS alias,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', a.id, 'title', a.title, 'language', a.language) ORDER BY a.id)
 		                 FROM series_aliases a
 		                 WHERE a.series_id = s.id), '[]') AS aliases,
 		       coalesce((SELECT d.description FROM series_descriptions d
-		                 WHERE d.series_id = s.id AND d.language IN ($5, 'English')
-		                 ORDER BY d.language = $5 DESC LIMIT 1), '') AS description,
+		                 WHERE d.series_id = s.id AND d.language IN (@language, 'English')
+		                 ORDER BY d.language = @language DESC LIMIT 1), '') AS description,
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
@@ -146,7 +146,7 @@ WITH page AS (SELECT w.series_id, count(*) OVER () AS n
 		FROM page
 		JOIN series s ON s.id = page.series_id
 		ORDER BY s.created_at DESC, s.id DESC
--- $1 = 1, $2 = 1, $3 = 20, $4 = 1000, $5 = "English", $6 = "o"
+-- @client = 1, @language = "English", @limit = 20, @offset = 1000, @publisher = 1, @search = "o"
 
-SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM series_publishers sp WHERE sp.publisher_id = $1 AND sp.client_id = $2 AND sp.search LIKE search_pattern($3) LIMIT 2001) bounded), 0)
--- $1 = 1, $2 = 1, $3 = "o"
+SELECT coalesce((SELECT count(*) FROM (SELECT 1 FROM series_publishers sp WHERE sp.publisher_id = @publisher AND sp.client_id = @client AND sp.search LIKE search_pattern(@search) LIMIT 2001) bounded), 0)
+-- @client = 1, @publisher = 1, @search = "o"

@@ -28,12 +28,12 @@ WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						SELECT u.id FROM users u WHERE TRUE ORDER BY lower(u.username) LIMIT $1 OFFSET $2
+						SELECT u.id FROM users u WHERE TRUE ORDER BY lower(u.username) LIMIT @limit OFFSET @offset
 					) k
 					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users
--- $1 = 20, $2 = 0
+-- @limit = 20, @offset = 0
 
 -- ============================================================================
 -- a deep page
@@ -62,24 +62,24 @@ WITH  list_total AS (SELECT n, FALSE AS capped FROM (SELECT (SELECT n FROM user_
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						(SELECT u.id, 0::bigint AS rn FROM users u WHERE TRUE AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2 - $1, 0) < $2)
-		 ORDER BY u.registered DESC, u.id DESC LIMIT $1 OFFSET $2)
+						(SELECT u.id, 0::bigint AS rn FROM users u WHERE TRUE AND NOT (greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0) < @offset)
+		 ORDER BY u.registered DESC, u.id DESC LIMIT @limit OFFSET @offset)
 		UNION ALL
 		(SELECT * FROM (
-			SELECT u.id, row_number() OVER (ORDER BY u.registered, u.id) AS rn FROM users u WHERE TRUE AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2 - $1, 0) < $2
-			ORDER BY u.registered, u.id LIMIT $1 OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2 - $1, 0)) r
-		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - $2)
+			SELECT u.id, row_number() OVER (ORDER BY u.registered, u.id) AS rn FROM users u WHERE TRUE AND greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0) < @offset
+			ORDER BY u.registered, u.id LIMIT @limit OFFSET greatest((SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset - @limit, 0)) r
+		 WHERE r.rn <= (SELECT CASE WHEN capped THEN 9223372036854775807 ELSE n END FROM list_total) - @offset)
 					) k
 					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users
--- $1 = 20, $2 = 2
+-- @limit = 20, @offset = 2
 
 -- ============================================================================
 -- search
 
 WITH matches AS MATERIALIZED (
-			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern($1)), list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM matches u WHERE TRUE LIMIT 1001) bounded) AS n OFFSET 0) c)
+			SELECT u.id, u.search, u.registered FROM users u WHERE u.search LIKE search_pattern(@search)), list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM matches u WHERE TRUE LIMIT 1001) bounded) AS n OFFSET 0) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,
@@ -103,17 +103,17 @@ WITH matches AS MATERIALIZED (
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						SELECT u.id FROM matches u WHERE TRUE ORDER BY u.search, u.id LIMIT $2 OFFSET $3
+						SELECT u.id FROM matches u WHERE TRUE ORDER BY u.search, u.id LIMIT @limit OFFSET @offset
 					) k
 					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users
--- $1 = "adm", $2 = 20, $3 = 0
+-- @limit = 20, @offset = 0, @search = "adm"
 
 -- ============================================================================
 -- role filter
 
-WITH  list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $1) LIMIT 1001) bounded) AS n OFFSET 0) c)
+WITH  list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) FROM (SELECT 1 FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = @role) LIMIT 1001) bounded) AS n OFFSET 0) c)
 		SELECT
 			(SELECT n FROM list_total) AS total,
 			(SELECT capped FROM list_total) AS capped,
@@ -137,9 +137,9 @@ WITH  list_total AS (SELECT n, n > 1000 AS capped FROM (SELECT (SELECT count(*) 
 						-- The page's ids first (registration order: an index-only scan of
 						-- users_registered), walked from the nearer end, then only the
 						-- page's rows.
-						SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = $1) ORDER BY lower(u.username) DESC LIMIT $2 OFFSET $3
+						SELECT u.id FROM users u WHERE EXISTS (SELECT 1 FROM user_roles f WHERE f.user_id = u.id AND f.role_id = @role) ORDER BY lower(u.username) DESC LIMIT @limit OFFSET @offset
 					) k
 					JOIN users u ON u.id = k.id
 				) p
 			), '[]') AS users
--- $1 = 3, $2 = 20, $3 = 0
+-- @limit = 20, @offset = 0, @role = 3
