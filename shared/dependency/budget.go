@@ -13,13 +13,6 @@ import (
 	"time"
 )
 
-// Budget is the time a request may spend waiting on its dependencies, all its calls
-// together (concurrent calls count once). It stays well inside the shortest function
-// timeout (10 s): a request answers within about Budget of its start however many
-// calls it makes, and the middleware's grace still follows. Time spent on the
-// request's own work (decoding an upload) does not count against it.
-const Budget = 4 * time.Second
-
 // Request is one request's use of its dependencies: the time spent waiting on them,
 // and the dependency that was found unavailable, if any. The HTTP middleware holds
 // one per request (found under RequestKey); a context without one (start-up, tools,

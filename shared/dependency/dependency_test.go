@@ -16,6 +16,7 @@ import (
 
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/telemetry"
 )
 
@@ -102,7 +103,7 @@ func TestBreakerOpens(t *testing.T) {
 				return
 			}
 			req := &Request{}
-			req.Reset(Budget)
+			req.Reset(deadlines.Budget)
 			ctx := context.WithValue(context.Background(), RequestKey{}, req)
 			_, _, err := b.Begin(ctx, time.Hour)
 			var u *Unavailable
@@ -116,7 +117,7 @@ func TestBreakerOpens(t *testing.T) {
 	}
 }
 
-// TestHalfOpen: after OpenFor one call, the probe, goes through with ProbeTimeout as its
+// TestHalfOpen: after OpenFor one call, the probe, goes through with deadlines.ProbeTimeout as its
 // deadline while the others are refused; its outcome closes or reopens the breaker.
 func TestHalfOpen(t *testing.T) {
 	timeout := context.DeadlineExceeded
@@ -141,8 +142,8 @@ func TestHalfOpen(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the probe was refused: %v", err)
 			}
-			if d, ok := ctx.Deadline(); !ok || time.Until(d) > ProbeTimeout {
-				t.Errorf("the probe's deadline: %v, want within ProbeTimeout", d)
+			if d, ok := ctx.Deadline(); !ok || time.Until(d) > deadlines.ProbeTimeout {
+				t.Errorf("the probe's deadline: %v, want within deadlines.ProbeTimeout", d)
 			}
 			if _, _, err := b.Begin(context.Background(), time.Hour); err == nil {
 				t.Error("a second call went through beside the probe")
