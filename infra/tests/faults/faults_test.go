@@ -486,7 +486,7 @@ func TestFaults(t *testing.T) {
 			status             int
 			msg                string
 		}
-		// A read a dependency failed is 503; a write keeps the spec's 500.
+		// A read a dependency failed is 503; a write keeps the 500 of the OpenAPI document.
 		reqs := []req{
 			{"GET /tags", "GET", "/tags?client=1", nil, false, 503, apperr.MsgUnavailable},
 			{"GET /publishers", "GET", "/publishers?client=1", nil, false, 503, apperr.MsgUnavailable},

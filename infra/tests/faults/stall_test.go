@@ -93,7 +93,7 @@ func (r *rig) recoversWithin(what, method, path string, want int) {
 // S3 behind a relay that accepts and never answers), on the routes with their
 // functions' real timeouts, to the targets above: every request answered within
 // seconds of its start, at once once the dependency's breaker is open, with a Response
-// Model (503 and Retry-After for a read, the spec's 500 for a write); what needs no
+// Model (503 and Retry-After for a read, the OpenAPI document's 500 for a write); what needs no
 // such dependency unaffected; a picture the cdn served before a database stall still
 // served; and nothing lost or half-written.
 func TestStalls(t *testing.T) {
