@@ -117,6 +117,10 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 	req := Of(ctx)
 	now := clock()
 	d := limit
+	// byBudget: what is left of the request's budget ends the call before any limit of
+	// its own, so the call needs no timer of its own: it ends with the request's
+	// (Request.bound).
+	byBudget := false
 	if req != nil {
 		left := req.begin(now)
 		if left <= 0 {
@@ -124,7 +128,7 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 			return ctx, nil, nil, ErrBudgetSpent
 		}
 		if d <= 0 || left < d {
-			d = left
+			d, byBudget = left, true
 		}
 	}
 	probe := b.cb.State() == gobreaker.StateHalfOpen
@@ -138,10 +142,13 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 		return ctx, nil, nil, &Unavailable{Dependency: b.name}
 	}
 	if probe && (d <= 0 || deadlines.ProbeTimeout < d) {
-		d = deadlines.ProbeTimeout
+		d, byBudget = deadlines.ProbeTimeout, false
 	}
-	cancel := context.CancelFunc(func() {})
-	if d > 0 {
+	cancel := noCancel
+	switch {
+	case byBudget:
+		ctx = req.bound(ctx, now.Add(d))
+	case d > 0:
 		ctx, cancel = context.WithTimeout(ctx, d)
 	}
 	var once sync.Once
@@ -171,6 +178,8 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 	}
 	return ctx, report, cancel, nil
 }
+
+func noCancel() {}
 
 // The counts of state changes, by dependency and new state.
 var (

@@ -24,6 +24,14 @@ type Request struct {
 	inflight int
 	since    time.Time // the start of the current wait (inflight > 0)
 	down     string    // the dependency that failed the request
+
+	// The context that ends at the budget's end, for the calls the budget bounds
+	// (bound): made from a call's context, whose Done it shares with the calls that
+	// use it, at end.
+	budget     context.Context
+	budgetOf   <-chan struct{}
+	budgetEnd  time.Time
+	stopBudget context.CancelFunc
 }
 
 // RequestKey is the context key of a request's *Request (the middleware's work
@@ -47,6 +55,10 @@ func WithoutBudget(ctx context.Context) context.Context {
 func (r *Request) Reset(limit time.Duration) {
 	r.mu.Lock()
 	r.limit, r.spent, r.inflight, r.since, r.down = limit, 0, 0, time.Time{}, ""
+	if r.stopBudget != nil {
+		r.stopBudget()
+	}
+	r.budget, r.budgetOf, r.budgetEnd, r.stopBudget = nil, nil, time.Time{}, nil
 	r.mu.Unlock()
 }
 
@@ -102,3 +114,63 @@ func (r *Request) Unavailable() string {
 	defer r.mu.Unlock()
 	return r.down
 }
+
+// budgetSlack is how much later than the budget context's end a call's end of the
+// budget may be and still use it: the request's own work between two calls (a few
+// microseconds between a pool's acquire and its query) moves the budget's end that
+// much later, and counting it as waiting costs the request at most this much of its
+// budget.
+const budgetSlack = 10 * time.Millisecond
+
+// bound returns ctx ending at end, the budget's end for a call that what is left of
+// the budget bounds. A request's calls follow one another (a connection's acquire,
+// then its query), or overlap, and the budget's end does not move while a call waits:
+// they end through one context.WithDeadline of the request's, made again only when
+// ctx's cancellation differs from the one it was made from or the end has moved
+// later by more than budgetSlack. A context replaced is not cancelled (an HTTP
+// response's body may still be read with it): it ends at its own end, or with the
+// context it was made from.
+func (r *Request) bound(ctx context.Context, end time.Time) context.Context {
+	done := ctx.Done()
+	r.mu.Lock()
+	if r.budget == nil || done != r.budgetOf || end.Before(r.budgetEnd) || end.Sub(r.budgetEnd) > budgetSlack {
+		r.budget, r.stopBudget = context.WithDeadline(ctx, end)
+		r.budgetOf, r.budgetEnd = done, end
+	}
+	b := r.budget
+	r.mu.Unlock()
+	return &budgetCall{Context: b, values: ctx}
+}
+
+// budgetCall is a call's context under the budget: the budget's context for its
+// deadline and cancellation (which end no later than the call's own context's, made
+// from one with the same cancellation), the call's own context for every value.
+type budgetCall struct {
+	context.Context
+	values context.Context
+}
+
+func (c *budgetCall) Value(key any) any {
+	if key == cancelKey {
+		return c.Context.Value(key) // the budget's cancellation: context.Cause, and the contexts made from this one
+	}
+	return c.values.Value(key)
+}
+
+// cancelKey is the key under which the context package looks up a context's own
+// cancellation (context.Cause asks for it of a context that has ended), found the way
+// shared/httpapi finds it.
+var cancelKey = func() any {
+	var spy keySpy
+	_ = context.Cause(&spy)
+	return spy.key
+}()
+
+// keySpy is a context that notes the key it was last asked for.
+type keySpy struct {
+	context.Context
+	key any
+}
+
+func (s *keySpy) Value(key any) any { s.key = key; return nil }
+func (s *keySpy) Err() error        { return context.Canceled }
