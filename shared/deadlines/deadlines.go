@@ -47,10 +47,12 @@ const (
 	// container frozen between invocations).
 	StatementTimeout = Budget + time.Second
 
-	// CallTimeout bounds a database call that no request's budget bounds (a readiness
-	// check, a tool's query): a second over StatementTimeout, so that PostgreSQL ends a
-	// slow statement itself, with its own error, and this deadline ends only what it
-	// cannot: a frozen server or network, a proxy that never lends a connection.
+	// CallTimeout is the functions' backstop for a database call that no request's
+	// budget bounds: every call has a deadline whatever its caller brings (a readiness
+	// check and a cleanup after the answer bring shorter ones). A second over
+	// StatementTimeout, so that PostgreSQL ends a slow statement itself, with its own
+	// error, and this deadline ends only what it cannot: a frozen server or network, a
+	// proxy that never lends a connection.
 	CallTimeout = StatementTimeout + time.Second
 
 	// WriteTimeout is the local server's write timeout (make run, the tests' servers):
