@@ -1,7 +1,7 @@
 // Package dependency guards the service's calls to what it depends on (PostgreSQL,
 // DynamoDB, S3, the OAuth providers, CloudFront, Lambda): one time budget per request
-// for all of them together (Request), and a circuit breaker per dependency and process
-// (Breaker), so that a stalled dependency costs a request seconds, and a container
+// for all of them together (Request, deadlines.Budget), and a circuit breaker per
+// dependency and process (Breaker), so that a stalled dependency costs a request seconds, and a container
 // that knows it stalled answers at once. The adapters call Breaker.Begin at the one
 // place each dependency is called: the pgx tracer (shared/postgres), the AWS SDK's
 // middleware stack (shared/awsconfig), the OAuth HTTP client's transport.
