@@ -1,7 +1,7 @@
 // Package admincontributors is the admin-contributors route group: the administration
 // of a client's contributors (list, detail with the edit lock, add, edit, delete, and
 // the avatar routes when Deps.Avatars is set). Every route demands the refreshToken
-// cookie and the spec's permission.
+// cookie and the permission the OpenAPI document gives it.
 package admincontributors
 
 import (

@@ -1,6 +1,6 @@
 // Package adminpermissions is the admin-permissions route group: the administration of
 // permissions (list, detail, edit, add, delete). Every route demands the refreshToken
-// cookie and the spec's permission.
+// cookie and the permission the OpenAPI document gives it.
 package adminpermissions
 
 import (

@@ -1,6 +1,6 @@
 // Package adminroles is the admin-roles route group: the administration of roles
 // (list, detail, edit with the role's permissions, add, delete). Every route demands
-// the refreshToken cookie and the spec's permission.
+// the refreshToken cookie and the permission the OpenAPI document gives it.
 package adminroles
 
 import (

@@ -1,7 +1,7 @@
 // Package adminusers is the admin-users route group: the administration of user
 // accounts (list, detail with the edit lock, edit, delete, forced logout, and the
 // profile image routes when Deps.Images is set). Every route demands the
-// refreshToken cookie and the spec's permission.
+// refreshToken cookie and the permission the OpenAPI document gives it.
 package adminusers
 
 import (

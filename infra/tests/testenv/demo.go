@@ -11,7 +11,7 @@ import (
 )
 
 // NewDemoDB is NewDB with the demo data loaded (client 1's catalog; users admin,
-// editor, member; the spec's permissions and roles).
+// editor, member; the OpenAPI document's permissions and roles).
 func NewDemoDB(t testing.TB, opts ...postgres.Option) *DB {
 	t.Helper()
 	db := NewDB(t, opts...)
