@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediacatalog/service/infra/tests/routefacts"
 	"github.com/mediacatalog/service/infra/tests/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
@@ -50,6 +51,20 @@ func codeRoutes(t *testing.T) map[string][]string {
 		sort.Strings(out[g.Name])
 	}
 	httpapi.NewMux(all...)
+	return out
+}
+
+// allCodeRoutes is every group's routes as its function builds them.
+func allCodeRoutes(t *testing.T) []httpapi.Route {
+	t.Helper()
+	groups, err := routefacts.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []httpapi.Route
+	for _, g := range groups {
+		out = append(out, g.Routes...)
+	}
 	return out
 }
 
