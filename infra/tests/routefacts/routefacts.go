@@ -127,7 +127,7 @@ func QueryParams() (map[string][]string, error) {
 
 // EventName is a route's event in its function's Events, and so the first part of the
 // logical ids SAM derives from it: the method and each path segment capitalized,
-// hyphens and braces dropped ("GET /tags/id/{id}" -> GetTagsIdId).
+// hyphens and braces dropped ("POST /admin-users/edit/{id}" -> PostAdminUsersEditId).
 func EventName(rt httpapi.Route) string {
 	var b strings.Builder
 	b.WriteString(capitalize(strings.ToLower(rt.Method())))
