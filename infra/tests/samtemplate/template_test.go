@@ -130,8 +130,8 @@ func TestRoutesAgree(t *testing.T) {
 	if doc := openapiRoutes(t); !slices.Equal(all, doc) {
 		t.Errorf("code and OpenAPI routes differ\ncode:    %v\nopenapi: %v", all, doc)
 	}
-	if len(all) != 39 {
-		t.Errorf("%d routes, the OpenAPI document has 39", len(all))
+	if len(all) == 0 {
+		t.Error("no routes")
 	}
 }
 
