@@ -33,7 +33,7 @@ func localHandler(ctx context.Context, a *app.App) (http.Handler, error) {
 			return nil, err
 		}
 		for _, r := range rs {
-			mux.Handle(r.MuxPattern(), a.Wrap(r.Handler, timeouts[g.Name]-deadlines.LambdaMargin))
+			mux.Handle(r.MuxPattern(), a.Wrap(r.Served(), timeouts[g.Name]-deadlines.LambdaMargin))
 		}
 	}
 	mux.Handle("/", a.Wrap(httpapi.NewMux(), 0))

@@ -16,6 +16,7 @@ import (
 	"github.com/mediacatalog/service/infra/tests/samtemplate"
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
@@ -369,17 +370,28 @@ func TestAlarmsAndCanary(t *testing.T) {
 }
 
 // TestThrottles: reads share the default route budget; every write and OAuth route has
-// its own, lower one.
+// its own, lower one, on its event (SAM merges the events' RouteSettings into the
+// API's; TestTransformedThrottles reads the outcome).
 func TestThrottles(t *testing.T) {
 	tpl := loadTemplate(t)
 	api := resource(t, tpl, "HttpApi", "AWS::Serverless::HttpApi")
 	if got := samtemplate.Scalar(samtemplate.Get(api, "DefaultRouteSettings", "ThrottlingRateLimit")); got != "!Ref ReadRateLimit" {
 		t.Errorf("DefaultRouteSettings rate %q", got)
 	}
+	if rs := samtemplate.Get(api, "RouteSettings"); rs != nil {
+		t.Errorf("the API's own RouteSettings: a route's budget is on its event")
+	}
 	read := atoi(t, param(t, tpl, "ReadRateLimit", "Default"))
 	for _, f := range tpl.Functions {
+		events := samtemplate.Get(f.Props, "Events")
 		for _, route := range f.Routes {
-			rs := samtemplate.Get(api, "RouteSettings", route)
+			var rs *yaml.Node
+			for i := 1; i < len(events.Content); i += 2 {
+				p := samtemplate.Get(events.Content[i], "Properties")
+				if samtemplate.Scalar(samtemplate.Get(p, "Method"))+" "+samtemplate.Scalar(samtemplate.Get(p, "Path")) == route {
+					rs = samtemplate.Get(p, "RouteSettings")
+				}
+			}
 			isRead := strings.HasPrefix(route, "GET ") && !strings.HasPrefix(route, "GET /auth/oauth")
 			if isRead {
 				if rs != nil {
@@ -398,6 +410,36 @@ func TestThrottles(t *testing.T) {
 				t.Errorf("%s: %d rps is not below reads' %d", route, lim, read)
 			}
 		}
+	}
+}
+
+// TestTransformedThrottles: what API Gateway is given, the default stage's route
+// settings, has a budget for every write and OAuth route of the code (its route-table
+// line's Throttle) and none for a read.
+func TestTransformedThrottles(t *testing.T) {
+	for _, set := range paramSets {
+		t.Run(set, func(t *testing.T) {
+			cfn, _ := transformed(t, set)
+			stage := cfnResource(t, cfn, "HttpApiApiGatewayDefaultStage", "AWS::ApiGatewayV2::Stage")
+			got, _ := stage.Properties["RouteSettings"].(map[string]any)
+			want := map[string]string{}
+			for _, rt := range allCodeRoutes(t) {
+				if rt.Throttle != httpapi.ThrottleRead {
+					want[rt.Pattern] = string(rt.Throttle)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d routes with their own settings, the code has %d", len(got), len(want))
+			}
+			for route, th := range want {
+				rs, _ := got[route].(map[string]any)
+				for key, param := range map[string]string{"ThrottlingRateLimit": th + "RateLimit", "ThrottlingBurstLimit": th + "BurstLimit"} {
+					if ref, _ := rs[key].(map[string]any); ref["Ref"] != param {
+						t.Errorf("%s %s: %v, want Ref %s", route, key, rs[key], param)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -62,7 +62,7 @@ func routes(rs []functionRoute, docs http.Handler, wrap func(http.Handler, time.
 	mux.Handle(apidocs.Path, docs)
 	mux.Handle(apidocs.Path+"/", docs)
 	for _, r := range rs {
-		mux.Handle(r.MuxPattern(), wrap(r.Handler, r.timeout-deadlines.LambdaMargin))
+		mux.Handle(r.MuxPattern(), wrap(r.Served(), r.timeout-deadlines.LambdaMargin))
 	}
 	mux.Handle("/", wrap(httpapi.NewMux(), 0))
 	return mux
