@@ -19,7 +19,7 @@ FUNCTIONS    := oauth tags cdn admin-users admin-roles admin-permissions admin-c
 # Services the stack starts for a command: PostgreSQL, dynalite (DynamoDB), gofakes3 (S3).
 WITHSTACK := $(GO) run ./infra/local/cmd/withstack
 
-.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge soak build client schema iam-table migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
+.PHONY: help run test fuzz bench bench-compare bench-baseline bench-path bench-scale bench-edge soak build generate client schema iam-table migrate migrate-rehearsal purge-client reconcile-images restore-revocations restore-rehearsal backup-check seed token grant-role db-roles deploy rollback redeploy lint tools clean \
 	$(addprefix build-,OAuthFunction TagsFunction CdnFunction AdminUsersFunction \
 	AdminRolesFunction AdminPermissionsFunction AdminContributorsFunction PublishersFunction \
 	DeployHookFunction)
@@ -218,6 +218,14 @@ CLIENT_DIR := shared/openapi/client
 client: ## regenerate the TypeScript client's types from shared/openapi/openapi.yaml
 	@cd $(CLIENT_DIR) && { [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error; }
 	cd $(CLIENT_DIR) && npm run --silent generate -- --output src/api.d.ts
+
+# What derives from the route tables (each group's Routes in shared/<group>/routes.go)
+# and the OpenAPI document: template.yaml's generated regions (each function's events
+# with their throttles, its alarms, the CloudFront Functions' code) and
+# functions/edge/cache-key.js's catalog routes (infra/tests/routefacts), then the
+# TypeScript client's types (make client). make test fails while any differs.
+generate: client ## regenerate what derives from the route tables and the OpenAPI document (after adding or changing a route)
+	$(GO) test -count=1 -run '^TestGenerated$$' ./infra/tests/routefacts/ -update
 
 # shared/postgres/schema.sql, the schema as the migrations leave it, for readers; make
 # test fails while it differs from what the migrations make.

@@ -7,14 +7,16 @@
 // the origin ignores. infra/tests/samtemplate's tests hold the routes to the OpenAPI document,
 // the origins to API Gateway's CORS configuration, and template.yaml's
 // CatalogCacheKeyFunction to this file.
+// BEGIN GENERATED catalog routes (make generate, from the route tables' Cache and the OpenAPI document; DO NOT EDIT)
 var ROUTES = [
-  {path: '/tags', params: ['client']},
-  {path: '/tags/id/{id}', params: []},
   {path: '/publishers', params: ['client', 'lang', 'limit', 'offset', 'order', 'search']},
   {path: '/publisher/slug/{slug}', params: []},
   {path: '/publisher/random', params: ['client']},
-  {path: '/publisher/publications/{id}', params: ['client', 'limit', 'offset', 'order', 'search', 'user_lang']}
+  {path: '/publisher/publications/{id}', params: ['client', 'limit', 'offset', 'order', 'search', 'user_lang']},
+  {path: '/tags', params: ['client']},
+  {path: '/tags/id/{id}', params: []}
 ];
+// END GENERATED catalog routes
 
 // The CORS origins: template.yaml's FrontendUrl and ExtraCorsOrigins (comma-separated),
 // which CloudFormation writes in here (Fn::Sub) from the parameters it gives API Gateway's

@@ -15,8 +15,8 @@ import (
 // spec's add body has no client.
 const defaultClient = 1
 
-// addRequest is the body of POST /admin-contributors/add. Client is our addition to
-// the spec's body: it falls back to the client query parameter, then to defaultClient.
+// addRequest is the body of POST /admin-contributors/add. Client is an addition to
+// the body the API's contract gives: it falls back to the client query parameter, then to defaultClient.
 type addRequest struct {
 	FirstName string  `json:"first_name"`
 	LastName  *string `json:"last_name"`

@@ -6,7 +6,7 @@ import (
 	"github.com/mediacatalog/service/shared/avatars"
 )
 
-// The spec's messages of the avatar routes.
+// The avatar routes' messages, word for word as the OpenAPI document gives them.
 const (
 	msgAvatarUpdated      = "Contributor avatar updated successfully"
 	msgAvatarDeleted      = "Contributor avatar deleted successfully"

@@ -2,7 +2,7 @@ package admincontributors
 
 import "github.com/mediacatalog/service/shared/apperr"
 
-// The spec's messages of the group.
+// The group's messages, word for word as the OpenAPI document gives them.
 const (
 	msgAdded        = "Contributor added successfully"
 	msgUpdated      = "Contributor updated successfully"

@@ -1,7 +1,7 @@
 // Package admincontributors is the admin-contributors route group: the administration
 // of a client's contributors (list, detail with the edit lock, add, edit, delete, and
 // the avatar routes when Deps.Avatars is set). Every route demands the refreshToken
-// cookie and the spec's permission.
+// cookie and the permission the OpenAPI document gives it.
 package admincontributors
 
 import (
@@ -57,14 +57,14 @@ func Routes(d Deps) []httpapi.Route {
 	routes := []httpapi.Route{
 		{Pattern: "GET /admin-contributors", Handler: d.Auth.Require(auth.PermViewContributors, handleContributors(d.Store))},
 		{Pattern: "GET /admin-contributors/id/{id}", Handler: d.Auth.Require(auth.PermViewContributors, handleContributor(d.Store, d.LockTTL))},
-		{Pattern: "POST /admin-contributors/add", Handler: d.Auth.Require(auth.PermAddContributors, handleAddContributor(d.Store))},
-		{Pattern: "POST /admin-contributors/edit/{id}", Handler: d.Auth.Require(auth.PermEditContributors, handleEditContributor(d.Store))},
-		{Pattern: "DELETE /admin-contributors/delete/{id}", Handler: d.Auth.Require(auth.PermDeleteContributors, handleDeleteContributor(d.Store, d.Avatars))},
+		{Pattern: "POST /admin-contributors/add", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermAddContributors, handleAddContributor(d.Store))},
+		{Pattern: "POST /admin-contributors/edit/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditContributors, handleEditContributor(d.Store))},
+		{Pattern: "DELETE /admin-contributors/delete/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermDeleteContributors, handleDeleteContributor(d.Store, d.Avatars))},
 	}
 	if d.Avatars != nil {
 		routes = append(routes,
-			httpapi.Route{Pattern: "POST /admin-contributors/update-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, handleUpdateAvatar(d.Avatars))},
-			httpapi.Route{Pattern: "DELETE /admin-contributors/delete-avatar/{id}", Handler: d.Auth.Require(auth.PermEditContributors, handleDeleteAvatar(d.Avatars))},
+			httpapi.Route{Pattern: "POST /admin-contributors/update-avatar/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditContributors, handleUpdateAvatar(d.Avatars))},
+			httpapi.Route{Pattern: "DELETE /admin-contributors/delete-avatar/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditContributors, handleDeleteAvatar(d.Avatars))},
 		)
 	}
 	return routes

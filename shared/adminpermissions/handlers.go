@@ -11,7 +11,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
-// The spec's success messages.
+// The success messages, word for word as the OpenAPI document gives them.
 const (
 	MsgPermissionUpdated = "Permission updated successfully"
 	MsgPermissionAdded   = "Permission added successfully"

@@ -1,6 +1,6 @@
 // Package adminpermissions is the admin-permissions route group: the administration of
 // permissions (list, detail, edit, add, delete). Every route demands the refreshToken
-// cookie and the spec's permission.
+// cookie and the permission the OpenAPI document gives it.
 package adminpermissions
 
 import (
@@ -31,8 +31,8 @@ func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
 		{Pattern: "GET /admin-permissions", Handler: d.Auth.Require(auth.PermViewPermissions, handlePermissions(d.Store))},
 		{Pattern: "GET /admin-permissions/id/{id}", Handler: d.Auth.Require(auth.PermViewPermissions, handlePermission(d.Store))},
-		{Pattern: "POST /admin-permissions/edit/{id}", Handler: d.Auth.Require(auth.PermEditPermissions, handleEditPermission(d.Store))},
-		{Pattern: "POST /admin-permissions/add", Handler: d.Auth.Require(auth.PermAddPermissions, handleAddPermission(d.Store))},
-		{Pattern: "DELETE /admin-permissions/delete/{id}", Handler: d.Auth.Require(auth.PermDeletePermissions, handleDeletePermission(d.Store))},
+		{Pattern: "POST /admin-permissions/edit/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditPermissions, handleEditPermission(d.Store))},
+		{Pattern: "POST /admin-permissions/add", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermAddPermissions, handleAddPermission(d.Store))},
+		{Pattern: "DELETE /admin-permissions/delete/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermDeletePermissions, handleDeletePermission(d.Store))},
 	}
 }

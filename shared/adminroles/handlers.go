@@ -14,7 +14,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
-// The spec's success messages.
+// The success messages, word for word as the OpenAPI document gives them.
 const (
 	MsgRoleUpdated = "Role updated successfully"
 	MsgRoleAdded   = "Role added successfully"

@@ -1,6 +1,6 @@
 // Package adminroles is the admin-roles route group: the administration of roles
 // (list, detail, edit with the role's permissions, add, delete). Every route demands
-// the refreshToken cookie and the spec's permission.
+// the refreshToken cookie and the permission the OpenAPI document gives it.
 package adminroles
 
 import (
@@ -31,8 +31,8 @@ func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
 		{Pattern: "GET /admin-roles", Handler: d.Auth.Require(auth.PermViewRoles, handleRoles(d.Store))},
 		{Pattern: "GET /admin-roles/id/{id}", Handler: d.Auth.Require(auth.PermViewRoles, handleRole(d.Store))},
-		{Pattern: "POST /admin-roles/edit/{id}", Handler: d.Auth.Require(auth.PermEditRoles, handleEditRole(d.Store))},
-		{Pattern: "POST /admin-roles/add", Handler: d.Auth.Require(auth.PermAddRoles, handleAddRole(d.Store))},
-		{Pattern: "DELETE /admin-roles/delete/{id}", Handler: d.Auth.Require(auth.PermDeleteRoles, handleDeleteRole(d.Store))},
+		{Pattern: "POST /admin-roles/edit/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditRoles, handleEditRole(d.Store))},
+		{Pattern: "POST /admin-roles/add", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermAddRoles, handleAddRole(d.Store))},
+		{Pattern: "DELETE /admin-roles/delete/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermDeleteRoles, handleDeleteRole(d.Store))},
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/mediacatalog/service/shared/httpapi"
 )
 
-// The spec's success messages.
+// The success messages, word for word as the OpenAPI document gives them.
 const (
 	MsgUserEdited    = "User edited successfully"
 	MsgUserDeleted   = "User deleted successfully"

@@ -6,7 +6,7 @@ import (
 	"github.com/mediacatalog/service/shared/avatars"
 )
 
-// The spec's success messages of the profile image routes.
+// The profile image routes' success messages, word for word as the OpenAPI document gives them.
 const (
 	MsgImageUpdated = "Profile image updated successfully"
 	MsgImageDeleted = "Profile image deleted successfully"

@@ -1,7 +1,7 @@
 // Package adminusers is the admin-users route group: the administration of user
 // accounts (list, detail with the edit lock, edit, delete, forced logout, and the
 // profile image routes when Deps.Images is set). Every route demands the
-// refreshToken cookie and the spec's permission.
+// refreshToken cookie and the permission the OpenAPI document gives it.
 package adminusers
 
 import (
@@ -57,14 +57,14 @@ func Routes(d Deps) []httpapi.Route {
 	routes := []httpapi.Route{
 		{Pattern: "GET /admin-users", Handler: d.Auth.Require(auth.PermViewUsers, handleUsers(d.Store))},
 		{Pattern: "GET /admin-users/id/{id}", Handler: d.Auth.Require(auth.PermViewUsers, handleUser(d.Store, d.LockTTL))},
-		{Pattern: "POST /admin-users/edit/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleEditUser(d.Store))},
-		{Pattern: "DELETE /admin-users/delete/{id}", Handler: d.Auth.Require(auth.PermDeleteUsers, handleDeleteUser(d.Store, d.Images))},
-		{Pattern: "POST /admin-users/logout/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleLogoutUser(d.Store))},
+		{Pattern: "POST /admin-users/edit/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditUsers, handleEditUser(d.Store))},
+		{Pattern: "DELETE /admin-users/delete/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermDeleteUsers, handleDeleteUser(d.Store, d.Images))},
+		{Pattern: "POST /admin-users/logout/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditUsers, handleLogoutUser(d.Store))},
 	}
 	if d.Images != nil {
 		routes = append(routes,
-			httpapi.Route{Pattern: "POST /admin-users/update-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleUpdateImage(d.Images))},
-			httpapi.Route{Pattern: "DELETE /admin-users/delete-image/{id}", Handler: d.Auth.Require(auth.PermEditUsers, handleDeleteImage(d.Images))},
+			httpapi.Route{Pattern: "POST /admin-users/update-image/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditUsers, handleUpdateImage(d.Images))},
+			httpapi.Route{Pattern: "DELETE /admin-users/delete-image/{id}", Throttle: httpapi.ThrottleWrite, Handler: d.Auth.Require(auth.PermEditUsers, handleDeleteImage(d.Images))},
 		)
 	}
 	return routes

@@ -17,6 +17,7 @@ import (
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/dependency"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -137,7 +138,7 @@ func (a *App) dbOptions() []postgres.Option {
 	// a frozen database gets an answer in seconds, whatever the function's timeout or
 	// REQUEST_TIMEOUT, and at once once it is known to be frozen.
 	opts := []postgres.Option{postgres.WithTracer(telemetry.PgxTracer()),
-		postgres.WithGuard(dependency.NewBreaker("postgres", a.Log), postgres.CallTimeout)}
+		postgres.WithGuard(dependency.NewBreaker("postgres", a.Log), deadlines.CallTimeout)}
 	if a.Config.DBMaxConns > 0 {
 		opts = append(opts, postgres.WithMaxConns(int32(min(a.Config.DBMaxConns, math.MaxInt32))))
 	}

@@ -12,9 +12,8 @@ import (
 	"github.com/mediacatalog/service/infra/tests/tcpfreeze"
 	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/app"
-	"github.com/mediacatalog/service/shared/config"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/httpapi"
-	"github.com/mediacatalog/service/shared/postgres"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
@@ -31,7 +30,7 @@ func TestFrozenDatabaseAnswersByTheCallDeadline(t *testing.T) {
 	}
 	relay := tcpfreeze.New(t, u.Host)
 	u.Host = relay.Addr()
-	a := newApp(t, map[string]string{"DB_ENV": "local", "DATABASE_URL": u.String(), "REQUEST_TIMEOUT": config.MaxRequestTimeout.String()})
+	a := newApp(t, map[string]string{"DB_ENV": "local", "DATABASE_URL": u.String(), "REQUEST_TIMEOUT": deadlines.RequestTimeout.String()})
 	var groups []app.Group
 	for _, g := range routegroups.All() {
 		if g.Name == "tags" {
@@ -60,7 +59,7 @@ func TestFrozenDatabaseAnswersByTheCallDeadline(t *testing.T) {
 	}
 	// A correctness bound, not a benchmark: the call's deadline (and a connect timeout
 	// for a new connection) ends it, not the request's 55 s.
-	if bound := config.MaxRequestTimeout / 2; took > bound {
-		t.Errorf("answered after %v: the request deadline, not the call's %v, ended it", took, postgres.CallTimeout)
+	if bound := deadlines.RequestTimeout / 2; took > bound {
+		t.Errorf("answered after %v: the request deadline, not the call's %v, ended it", took, deadlines.CallTimeout)
 	}
 }

@@ -24,7 +24,7 @@ const (
 	Unavailable  Code = "unavailable"  // 503
 )
 
-// Messages the spec fixes word for word.
+// Messages the OpenAPI document fixes word for word.
 const (
 	MsgMissingParams  = "Required parameters missing"
 	MsgUnauthorized   = "Unauthorized"
@@ -33,13 +33,13 @@ const (
 	MsgUserNotFound   = "User not found"
 	MsgNoFileService  = "This service is not handling file uploads."
 	MsgTooManyRequest = "Too many requests, please try again later."
-	// MsgUnavailable is the 503 of a dependency that does not answer (the spec has no
-	// message for it).
+	// MsgUnavailable is the 503 of a dependency that does not answer (the OpenAPI
+	// document fixes no message for it).
 	MsgUnavailable = "Service temporarily unavailable"
 )
 
 // MsgInvalidText is the 400 of text that is not valid UTF-8 or holds a NUL character
-// (the spec has no message for it).
+// (the OpenAPI document fixes no message for it).
 const (
 	MsgInvalidText = "Invalid text: parameters must be valid UTF-8 without NUL characters"
 )
@@ -67,7 +67,7 @@ func New(code Code, msg string) *Error { return &Error{Code: code, Message: msg}
 // Wrap returns an error with the given code and message whose cause is err.
 func Wrap(code Code, msg string, err error) *Error { return &Error{Code: code, Message: msg, Err: err} }
 
-// MissingParams is the spec's 400 for absent, malformed or wrongly typed input.
+// MissingParams is the OpenAPI document's 400 for absent, malformed or wrongly typed input.
 func MissingParams() *Error { return New(Invalid, MsgMissingParams) }
 
 // As returns the *Error in err's chain, if any.
@@ -88,7 +88,7 @@ func CodeOf(err error) Code {
 }
 
 // InternalAs gives an unexpected failure (code Internal, or no code) the route's own
-// 500 message, as some routes of the spec name one; errors with another code (400, 404,
+// 500 message, as some routes of the OpenAPI document name one; errors with another code (400, 404,
 // 409) keep theirs, and a nil error stays nil.
 func InternalAs(err error, msg string) error {
 	if err == nil || msg == "" || CodeOf(err) != Internal {

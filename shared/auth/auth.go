@@ -18,7 +18,7 @@ import (
 )
 
 // The permissions the administrative routes demand: the keys of the built-in
-// permissions (the spec's names). A key never changes; renaming a permission changes
+// permissions (the names the OpenAPI document gives). A key never changes; renaming a permission changes
 // its label only, so authorisation is unaffected.
 const (
 	PermViewUsers          = "view-users"

@@ -35,8 +35,8 @@ import (
 	"github.com/mediacatalog/service/shared/telemetry"
 )
 
-// ErrNoImage is the cause of deleting an image that does not exist (the spec answers
-// it with a 500).
+// ErrNoImage is the cause of deleting an image that does not exist (the OpenAPI
+// document answers it with a 500).
 var ErrNoImage = errors.New("no stored image")
 
 // cleanupTimeout bounds the removal of objects once an outcome is decided outside a

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// MsgPublisherNotFound is the spec's 404 message for an unknown publisher.
+// MsgPublisherNotFound is the OpenAPI document's 404 message for an unknown publisher.
 const MsgPublisherNotFound = "Publisher not found"
 
 // Orders of the publisher and publication lists: by name, or by when the row was added.

@@ -1,6 +1,6 @@
 package catalog
 
-// MsgTagNotFound is the spec's 404 message for an unknown tag id.
+// MsgTagNotFound is the OpenAPI document's 404 message for an unknown tag id.
 const MsgTagNotFound = "Tag not found"
 
 // Tag is a genre, theme or demographic a client's series are labelled with.

@@ -283,7 +283,7 @@ func TestRequestLines(t *testing.T) {
 	}
 }
 
-// Range requests get the whole image, 200, as the spec answers (no 206, no 416), and
+// Range requests get the whole image, 200, as the OpenAPI document answers (no 206, no 416), and
 // no answer offers ranges (Accept-Ranges).
 func TestRangeIgnored(t *testing.T) {
 	w := newWorld(t)

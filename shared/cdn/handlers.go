@@ -211,7 +211,7 @@ func load(ctx context.Context, reads *refReads, files Files, c *cache, defs defa
 // serve writes pic through httpapi.ServeWhole (http.ServeContent), whose
 // conditional-request logic answers an If-None-Match that names the ETag (weak
 // comparison, "*" included) with 304, keeping ETag and Cache-Control. Range requests
-// are not served and no Accept-Ranges is sent: the spec answers 200 with the whole
+// are not served and no Accept-Ranges is sent: the OpenAPI document answers 200 with the whole
 // image, and a picture of at most 512 pixels a side gains nothing from parts (nor
 // should an unsatisfiable range be a plain-text 416 beside the Response Model).
 //

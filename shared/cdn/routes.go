@@ -117,10 +117,10 @@ func Routes(d Deps) []httpapi.Route {
 	case reads.staleFor < 0:
 		reads.staleFor = 0
 	}
-	avatar := httpapi.Public(httpapi.CacheAvatar, handleAvatar(reads, d.Files, newCache(d.CacheBytes), newDefaults()))
+	avatar := handleAvatar(reads, d.Files, newCache(d.CacheBytes), newDefaults())
 	return []httpapi.Route{
-		{Pattern: "GET /user/avatar/{id}/{res}", Handler: avatar},
-		{Pattern: "GET /user/avatar/{id}", Handler: avatar},
-		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(reads, d.Invalidator, d.Ledger, d.RetryDelay, maxAge), Internal: true},
+		{Pattern: "GET /user/avatar/{id}/{res}", Cache: httpapi.CacheAvatar, Handler: avatar},
+		{Pattern: "GET /user/avatar/{id}", Cache: httpapi.CacheAvatar, Handler: avatar},
+		{Pattern: "POST /user/avatar/change/{id}", Handler: handleChange(reads, d.Invalidator, d.Ledger, d.RetryDelay, maxAge), Internal: true, Throttle: httpapi.ThrottleWrite},
 	}
 }

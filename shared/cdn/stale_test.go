@@ -13,6 +13,7 @@ import (
 	"github.com/mediacatalog/service/infra/tests/tcpfreeze"
 	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/dependency"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -31,7 +32,7 @@ func TestStale(t *testing.T) {
 	f := tcpfreeze.New(t, u.Host)
 	u.Host = f.Addr()
 	users, err := postgres.Open(context.Background(), u.String(),
-		postgres.WithGuard(dependency.NewBreaker("postgres-stale", nil), postgres.CallTimeout))
+		postgres.WithGuard(dependency.NewBreaker("postgres-stale", nil), deadlines.CallTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediacatalog/service/shared/deadlines"
 )
 
 // Production addresses, used unless DB_ENV=local or overridden.
@@ -17,16 +19,6 @@ const (
 	// DevJWTSecret is accepted only when DB_ENV=local.
 	DevJWTSecret = "local-development-secret-do-not-use-in-production"
 )
-
-// DefaultRequestTimeout is REQUEST_TIMEOUT's default: five seconds below the local
-// server's write timeout (60 s, lambdahttp.WriteTimeout), so that a request that runs
-// out of time is still answered. Under Lambda the function's timeout is the tighter
-// bound.
-const DefaultRequestTimeout = 55 * time.Second
-
-// MaxRequestTimeout is the largest REQUEST_TIMEOUT: the same five seconds below the
-// local server's write timeout.
-const MaxRequestTimeout = DefaultRequestTimeout
 
 // MinOriginSecret is the shortest origin secret accepted: as long as a signing secret.
 const MinOriginSecret = 32
@@ -129,7 +121,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Port:                 p.int("PORT", 3000),
 		LogLevel:             p.str("LOG_LEVEL", "info"),
 		Release:              getenv("RELEASE"),
-		RequestTimeout:       p.duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
+		RequestTimeout:       p.duration("REQUEST_TIMEOUT", deadlines.RequestTimeout),
 		DatabaseURL:          getenv("DATABASE_URL"),
 		DBMaxConns:           p.int("DB_MAX_CONNS", 0),
 		DBIAMAuth:            p.bool("DB_IAM_AUTH", false),
@@ -190,8 +182,8 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 		}
 	}
-	if c.RequestTimeout > MaxRequestTimeout {
-		p.errs = append(p.errs, fmt.Sprintf("REQUEST_TIMEOUT: %s is over %s (the local server's write timeout less 5s)", c.RequestTimeout, MaxRequestTimeout))
+	if c.RequestTimeout > deadlines.RequestTimeout {
+		p.errs = append(p.errs, fmt.Sprintf("REQUEST_TIMEOUT: %s is over %s (the local server's write timeout less 5s)", c.RequestTimeout, deadlines.RequestTimeout))
 	}
 	switch c.AvatarNotifier {
 	case "http", "lambda":

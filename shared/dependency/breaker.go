@@ -11,6 +11,7 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/telemetry"
 )
 
@@ -22,13 +23,10 @@ import (
 //   - OpenFor: while open, every call is refused at once; then one call goes through
 //     as the probe (half-open) and its outcome closes or reopens the breaker. Short, so
 //     that a recovered dependency is used again within a second.
-//   - ProbeTimeout: the probe's own deadline. A healthy dependency answers in
-//     milliseconds; a stalled one then holds one request for this long per OpenFor,
-//     not for the budget.
+//   - deadlines.ProbeTimeout: the probe's own deadline.
 const (
-	Trips        = 2
-	OpenFor      = 500 * time.Millisecond
-	ProbeTimeout = time.Second
+	Trips   = 2
+	OpenFor = 500 * time.Millisecond
 	// minEvidence is the least time a call must have had for its timeout to count
 	// against the dependency: a call left a sliver of the request's budget says nothing.
 	minEvidence = 500 * time.Millisecond
@@ -100,7 +98,7 @@ var ErrBudgetSpent = fmt.Errorf("the request's time budget for its dependencies 
 
 // Begin starts one call to the dependency under ctx, with limit its own deadline (0:
 // none but the budget's). It returns the context to make the call with, bounded by
-// limit, by what is left of the request's budget, and by ProbeTimeout for the probe of
+// limit, by what is left of the request's budget, and by deadlines.ProbeTimeout for the probe of
 // a half-open breaker; and end, which must be called with the call's outcome. A call
 // refused (breaker open, budget spent) returns an error and no end, and marks the
 // request unavailable.
@@ -119,6 +117,10 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 	req := Of(ctx)
 	now := clock()
 	d := limit
+	// byBudget: what is left of the request's budget ends the call before any limit of
+	// its own, so the call needs no timer of its own: it ends with the request's
+	// (Request.bound).
+	byBudget := false
 	if req != nil {
 		left := req.begin(now)
 		if left <= 0 {
@@ -126,7 +128,7 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 			return ctx, nil, nil, ErrBudgetSpent
 		}
 		if d <= 0 || left < d {
-			d = left
+			d, byBudget = left, true
 		}
 	}
 	probe := b.cb.State() == gobreaker.StateHalfOpen
@@ -139,11 +141,14 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 		}
 		return ctx, nil, nil, &Unavailable{Dependency: b.name}
 	}
-	if probe && (d <= 0 || ProbeTimeout < d) {
-		d = ProbeTimeout
+	if probe && (d <= 0 || deadlines.ProbeTimeout < d) {
+		d, byBudget = deadlines.ProbeTimeout, false
 	}
-	cancel := context.CancelFunc(func() {})
-	if d > 0 {
+	cancel := noCancel
+	switch {
+	case byBudget:
+		ctx = req.bound(ctx, now.Add(d))
+	case d > 0:
 		ctx, cancel = context.WithTimeout(ctx, d)
 	}
 	var once sync.Once
@@ -173,6 +178,8 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 	}
 	return ctx, report, cancel, nil
 }
+
+func noCancel() {}
 
 // The counts of state changes, by dependency and new state.
 var (

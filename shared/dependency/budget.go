@@ -1,7 +1,7 @@
 // Package dependency guards the service's calls to what it depends on (PostgreSQL,
 // DynamoDB, S3, the OAuth providers, CloudFront, Lambda): one time budget per request
-// for all of them together (Request), and a circuit breaker per dependency and process
-// (Breaker), so that a stalled dependency costs a request seconds, and a container
+// for all of them together (Request, deadlines.Budget), and a circuit breaker per
+// dependency and process (Breaker), so that a stalled dependency costs a request seconds, and a container
 // that knows it stalled answers at once. The adapters call Breaker.Begin at the one
 // place each dependency is called: the pgx tracer (shared/postgres), the AWS SDK's
 // middleware stack (shared/awsconfig), the OAuth HTTP client's transport.
@@ -12,13 +12,6 @@ import (
 	"sync"
 	"time"
 )
-
-// Budget is the time a request may spend waiting on its dependencies, all its calls
-// together (concurrent calls count once). It stays well inside the shortest function
-// timeout (10 s): a request answers within about Budget of its start however many
-// calls it makes, and the middleware's grace still follows. Time spent on the
-// request's own work (decoding an upload) does not count against it.
-const Budget = 4 * time.Second
 
 // Request is one request's use of its dependencies: the time spent waiting on them,
 // and the dependency that was found unavailable, if any. The HTTP middleware holds
@@ -31,6 +24,14 @@ type Request struct {
 	inflight int
 	since    time.Time // the start of the current wait (inflight > 0)
 	down     string    // the dependency that failed the request
+
+	// The context that ends at the budget's end, for the calls the budget bounds
+	// (bound): made from a call's context, whose Done it shares with the calls that
+	// use it, at end.
+	budget     context.Context
+	budgetOf   <-chan struct{}
+	budgetEnd  time.Time
+	stopBudget context.CancelFunc
 }
 
 // RequestKey is the context key of a request's *Request (the middleware's work
@@ -54,6 +55,10 @@ func WithoutBudget(ctx context.Context) context.Context {
 func (r *Request) Reset(limit time.Duration) {
 	r.mu.Lock()
 	r.limit, r.spent, r.inflight, r.since, r.down = limit, 0, 0, time.Time{}, ""
+	if r.stopBudget != nil {
+		r.stopBudget()
+	}
+	r.budget, r.budgetOf, r.budgetEnd, r.stopBudget = nil, nil, time.Time{}, nil
 	r.mu.Unlock()
 }
 
@@ -109,3 +114,63 @@ func (r *Request) Unavailable() string {
 	defer r.mu.Unlock()
 	return r.down
 }
+
+// budgetSlack is how much later than the budget context's end a call's end of the
+// budget may be and still use it: the request's own work between two calls (a few
+// microseconds between a pool's acquire and its query) moves the budget's end that
+// much later, and counting it as waiting costs the request at most this much of its
+// budget.
+const budgetSlack = 10 * time.Millisecond
+
+// bound returns ctx ending at end, the budget's end for a call that what is left of
+// the budget bounds. A request's calls follow one another (a connection's acquire,
+// then its query), or overlap, and the budget's end does not move while a call waits:
+// they end through one context.WithDeadline of the request's, made again only when
+// ctx's cancellation differs from the one it was made from or the end has moved
+// later by more than budgetSlack. A context replaced is not cancelled (an HTTP
+// response's body may still be read with it): it ends at its own end, or with the
+// context it was made from.
+func (r *Request) bound(ctx context.Context, end time.Time) context.Context {
+	done := ctx.Done()
+	r.mu.Lock()
+	if r.budget == nil || done != r.budgetOf || end.Before(r.budgetEnd) || end.Sub(r.budgetEnd) > budgetSlack {
+		r.budget, r.stopBudget = context.WithDeadline(ctx, end)
+		r.budgetOf, r.budgetEnd = done, end
+	}
+	b := r.budget
+	r.mu.Unlock()
+	return &budgetCall{Context: b, values: ctx}
+}
+
+// budgetCall is a call's context under the budget: the budget's context for its
+// deadline and cancellation (which end no later than the call's own context's, made
+// from one with the same cancellation), the call's own context for every value.
+type budgetCall struct {
+	context.Context
+	values context.Context
+}
+
+func (c *budgetCall) Value(key any) any {
+	if key == cancelKey {
+		return c.Context.Value(key) // the budget's cancellation: context.Cause, and the contexts made from this one
+	}
+	return c.values.Value(key)
+}
+
+// cancelKey is the key under which the context package looks up a context's own
+// cancellation (context.Cause asks for it of a context that has ended), found the way
+// shared/httpapi finds it.
+var cancelKey = func() any {
+	var spy keySpy
+	_ = context.Cause(&spy)
+	return spy.key
+}()
+
+// keySpy is a context that notes the key it was last asked for.
+type keySpy struct {
+	context.Context
+	key any
+}
+
+func (s *keySpy) Value(key any) any { s.key = key; return nil }
+func (s *keySpy) Err() error        { return context.Canceled }

@@ -16,6 +16,7 @@ import (
 
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/telemetry"
 )
 
@@ -102,7 +103,7 @@ func TestBreakerOpens(t *testing.T) {
 				return
 			}
 			req := &Request{}
-			req.Reset(Budget)
+			req.Reset(deadlines.Budget)
 			ctx := context.WithValue(context.Background(), RequestKey{}, req)
 			_, _, err := b.Begin(ctx, time.Hour)
 			var u *Unavailable
@@ -116,7 +117,7 @@ func TestBreakerOpens(t *testing.T) {
 	}
 }
 
-// TestHalfOpen: after OpenFor one call, the probe, goes through with ProbeTimeout as its
+// TestHalfOpen: after OpenFor one call, the probe, goes through with deadlines.ProbeTimeout as its
 // deadline while the others are refused; its outcome closes or reopens the breaker.
 func TestHalfOpen(t *testing.T) {
 	timeout := context.DeadlineExceeded
@@ -141,8 +142,8 @@ func TestHalfOpen(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the probe was refused: %v", err)
 			}
-			if d, ok := ctx.Deadline(); !ok || time.Until(d) > ProbeTimeout {
-				t.Errorf("the probe's deadline: %v, want within ProbeTimeout", d)
+			if d, ok := ctx.Deadline(); !ok || time.Until(d) > deadlines.ProbeTimeout {
+				t.Errorf("the probe's deadline: %v, want within deadlines.ProbeTimeout", d)
 			}
 			if _, _, err := b.Begin(context.Background(), time.Hour); err == nil {
 				t.Error("a second call went through beside the probe")
@@ -184,7 +185,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("1 s of the budget is left, yet: %v", err)
 	}
-	if d, ok := callCtx.Deadline(); !ok || time.Until(d) > time.Second {
+	if d, ok := callCtx.Deadline(); !ok || d.After(at.Add(time.Second)) {
 		t.Errorf("the call's deadline %v is beyond what is left of the budget", d)
 	}
 	if req.Unavailable() != "" {
@@ -206,6 +207,80 @@ func TestBudget(t *testing.T) {
 		t.Errorf("a call without the budget: %v", err)
 	} else {
 		end(nil)
+	}
+}
+
+type valueKey struct{}
+
+// TestBudgetBoundCalls: calls that what is left of the budget bounds, one after the
+// other, end through one deadline of the request's (no timer of their own), keep their
+// own values, and end with DeadlineExceeded, the cause included, when the budget does;
+// a call whose own limit comes first, or the probe of a half-open breaker, has its own
+// deadline; a call with only a sliver of the budget that times out leaves the breaker
+// as it was, while one that times out on its own limit counts against it.
+func TestBudgetBoundCalls(t *testing.T) {
+	b := NewBreaker("bound", nil)
+	req := &Request{}
+	req.Reset(300 * time.Millisecond)
+	work, stop := context.WithCancel(context.WithValue(context.Background(), RequestKey{}, req))
+	defer stop()
+
+	first, endFirst, err := b.Begin(context.WithValue(work, valueKey{}, "acquire"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	endFirst(NoEvidence)
+	second, endSecond, err := b.Begin(context.WithValue(work, valueKey{}, "query"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Done() != second.Done() {
+		t.Error("two calls in a row that the budget bounds have deadlines of their own")
+	}
+	if got := second.Value(valueKey{}); got != "query" {
+		t.Errorf("the call's value %v, want its own", got)
+	}
+	d1, _ := first.Deadline()
+	d2, _ := second.Deadline()
+	if d2.Before(d1) || d2.Sub(d1) > budgetSlack {
+		t.Errorf("the second call ends at %v, the first at %v", d2, d1)
+	}
+	// A call whose own limit ends first has a deadline of its own.
+	own, endOwn, err := b.Begin(work, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Done() == second.Done() {
+		t.Error("a call with a limit shorter than the budget ends with the budget")
+	}
+	<-own.Done()
+	endOwn(own.Err())
+	// The budget's end: DeadlineExceeded, through context.Cause too, and a child of the
+	// call's context (as pgx and net/http make) ends with it.
+	child, cancelChild := context.WithCancel(second)
+	defer cancelChild()
+	select {
+	case <-child.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the budget's end did not end the call")
+	}
+	if !errors.Is(second.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(second), context.DeadlineExceeded) || !errors.Is(context.Cause(child), context.DeadlineExceeded) {
+		t.Errorf("ended with %v, cause %v, the child's cause %v", second.Err(), context.Cause(second), context.Cause(child))
+	}
+	endSecond(second.Err())
+	if b.State() != "closed" {
+		t.Errorf("a timeout on the call's own limit and one at the budget's end (a sliver left) opened the breaker: %s", b.State())
+	}
+	// Without a request's budget the call's own limit counts: two timeouts open it.
+	for range Trips {
+		_, end, err := b.Begin(context.Background(), minEvidence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end(context.DeadlineExceeded)
+	}
+	if b.State() != "open" {
+		t.Errorf("two timeouts on the calls' own limits left the breaker %s", b.State())
 	}
 }
 
@@ -275,5 +350,28 @@ func TestRefusalMetric(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/tags", nil))
 	if !strings.Contains(out.String(), `"`+telemetry.MetricBreakerRefusals+`":1`) {
 		t.Errorf("the request's metrics %s lack one breaker refusal", out.String())
+	}
+}
+
+// BenchmarkRequestCalls is a database read's dependency calls under a request's
+// budget, as the pgx tracer makes them: the pool's acquire, then the query, each
+// watched for its end as pgx watches a call's context (context.AfterFunc).
+func BenchmarkRequestCalls(b *testing.B) {
+	br := NewBreaker("bench", nil)
+	req := &Request{}
+	b.ReportAllocs()
+	for b.Loop() {
+		req.Reset(deadlines.Budget)
+		work, stop := context.WithCancel(context.WithValue(context.Background(), RequestKey{}, req))
+		for range 2 {
+			ctx, end, err := br.Begin(work, deadlines.CallTimeout)
+			if err != nil {
+				b.Fatal(err)
+			}
+			unwatch := context.AfterFunc(ctx, func() {})
+			unwatch()
+			end(nil)
+		}
+		stop()
 	}
 }

@@ -2,7 +2,7 @@
 // DynamoDB client, the OAuth state tokens and the OAuth rate limiter. Both tables
 // have a string partition key "pk" and a TTL on "expires_at" (unix seconds); TTL
 // deletion is lazy, so the stores check expiry themselves. The tables themselves are
-// declared by the SAM template in AWS and created by infra/stack locally.
+// declared by the SAM template in AWS and created by infra/local/localservices locally.
 package dynamo
 
 // Attribute names shared by both tables.

@@ -5,20 +5,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/dependency"
 )
 
-// A request's time budget. Its work (queries, AWS calls) ends by the work deadline:
-// under Lambda the invocation's deadline minus LambdaMargin, elsewhere
-// Options.RequestTimeout after it arrived (config.RequestTimeout, a few seconds below
-// the local server's write timeout), whichever comes first. What must still run once
-// the outcome is decided (removing replaced objects, telling the cdn; see Detached) has
-// Grace more. Either way the answer is written before the function's timeout or the
-// server's write timeout would close the connection on the client.
-const (
-	LambdaMargin = time.Second
-	Grace        = LambdaMargin / 2
-)
+// A request's work (queries, AWS calls) ends by the work deadline: under Lambda the
+// invocation's deadline minus deadlines.LambdaMargin, elsewhere Options.RequestTimeout
+// after it arrived (config.RequestTimeout, a few seconds below the local server's write
+// timeout), whichever comes first. What must still run once the outcome is decided
+// (removing replaced objects, telling the cdn; see Detached) has deadlines.Grace more.
+// Either way the answer is written before the function's timeout or the server's write
+// timeout would close the connection on the client.
 
 type graceKey struct{}
 
@@ -27,20 +24,20 @@ type graceKey struct{}
 // half-closed connection cancels the request's context in net/http): the request
 // finishes within its deadline, so a write is either committed and answered or rolled
 // back, never cut in the middle (logRequests logs a client that left as such). It ends
-// at the work deadline; its dependency calls together have dependency.Budget.
+// at the work deadline; its dependency calls together have deadlines.Budget.
 func workContext(st *requestState, parent context.Context, timeout time.Duration, now time.Time) {
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = now.Add(timeout)
 	}
-	if d, ok := parent.Deadline(); ok && (deadline.IsZero() || d.Add(-LambdaMargin).Before(deadline)) {
-		deadline = d.Add(-LambdaMargin)
+	if d, ok := parent.Deadline(); ok && (deadline.IsZero() || d.Add(-deadlines.LambdaMargin).Before(deadline)) {
+		deadline = d.Add(-deadlines.LambdaMargin)
 	}
 	st.parent, st.values = parent, context.WithoutCancel(parent)
-	st.deps.Reset(dependency.Budget)
+	st.deps.Reset(deadlines.Budget)
 	st.at = deadline
 	if !deadline.IsZero() {
-		st.grace = deadline.Add(Grace)
+		st.grace = deadline.Add(deadlines.Grace)
 	}
 }
 
@@ -56,7 +53,7 @@ type workDeadline struct {
 	parent context.Context // the request's context
 	values context.Context // its values, without its cancellation
 	at     time.Time       // zero: none, the work never ends on its own
-	grace  time.Time       // at + Grace (Detached)
+	grace  time.Time       // at + deadlines.Grace (Detached)
 
 	mu      sync.Mutex
 	ctx     context.Context // context.WithDeadline(values, at), once made
@@ -129,7 +126,7 @@ func (d *workDeadline) finish() {
 // Detached returns a context for work that must finish once a request's outcome is
 // decided, such as removing objects nobody points at any more: not cancelled with the
 // request, and ending at the request's grace deadline (fallback from now when ctx
-// carries none, as outside a request), and at most dependency.Budget from now. The
+// carries none, as outside a request), and at most deadlines.Budget from now. The
 // request's own budget does not bound it: a request that spent its budget on a stalled
 // database still removes what it stored.
 func Detached(ctx context.Context, fallback time.Duration) (context.Context, context.CancelFunc) {
@@ -138,7 +135,7 @@ func Detached(ctx context.Context, fallback time.Duration) (context.Context, con
 	if g, ok := ctx.Value(graceKey{}).(time.Time); ok {
 		d = g
 	}
-	if limit := now.Add(dependency.Budget); limit.Before(d) {
+	if limit := now.Add(deadlines.Budget); limit.Before(d) {
 		d = limit
 	}
 	return context.WithDeadline(dependency.WithoutBudget(context.WithoutCancel(ctx)), d)

@@ -40,7 +40,7 @@ const (
 // (Unicode code points) and only what kind allows. A refusal is 400 with a message
 // that names the field; field is the name the API gives it (a body field, a query
 // parameter, "added_aliases.title" for a field of an array's elements). Missing
-// required fields stay the spec's "Required parameters missing" (Required, Validate).
+// required fields stay the OpenAPI document's "Required parameters missing" (Required, Validate).
 func Text(field, s string, max int, kind TextKind) error {
 	// Counting stops past max, so an oversized value costs max steps, not its length.
 	n := 0

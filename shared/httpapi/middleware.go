@@ -27,7 +27,7 @@ type Options struct {
 	Log         *slog.Logger
 	CORSOrigins []string // exact origins allowed to call with credentials, and to write
 	// RequestTimeout bounds each request's work (config.RequestTimeout); under Lambda
-	// the invocation's deadline minus LambdaMargin bounds it too. Zero: only Lambda's.
+	// the invocation's deadline minus deadlines.LambdaMargin bounds it too. Zero: only Lambda's.
 	RequestTimeout time.Duration
 	// OriginSecrets are the accepted values of the origin secret (originsecret.go);
 	// none: every request is let in. OriginExempt are the mux patterns of the routes

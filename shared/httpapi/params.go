@@ -10,7 +10,7 @@ import (
 )
 
 // MaxSafeInteger is the default limit of the paged lists: JavaScript's largest safe
-// integer, as the spec says.
+// integer, as the OpenAPI document gives it.
 const MaxSafeInteger int64 = 9007199254740991
 
 // Page is the paging window of a list.

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/deadlines"
 )
 
 func TestCanonicalID(t *testing.T) {
@@ -229,7 +230,7 @@ func FuzzParams(f *testing.F) {
 }
 
 // TestDeadline: a request's context ends at REQUEST_TIMEOUT or at the Lambda
-// invocation's deadline minus LambdaMargin, whichever comes first; a client that goes
+// invocation's deadline minus deadlines.LambdaMargin, whichever comes first; a client that goes
 // away does not cancel it.
 func TestDeadline(t *testing.T) {
 	var (
@@ -250,9 +251,9 @@ func TestDeadline(t *testing.T) {
 		want    time.Duration // from now; 0: none
 	}{
 		{"local", 30 * time.Second, 0, 30 * time.Second},
-		{"lambda tighter", 30 * time.Second, 10 * time.Second, 10*time.Second - LambdaMargin},
+		{"lambda tighter", 30 * time.Second, 10 * time.Second, 10*time.Second - deadlines.LambdaMargin},
 		{"timeout tighter", 3 * time.Second, 10 * time.Second, 3 * time.Second},
-		{"lambda only", 0, 10 * time.Second, 10*time.Second - LambdaMargin},
+		{"lambda only", 0, 10 * time.Second, 10*time.Second - deadlines.LambdaMargin},
 		{"none", 0, 0, 0},
 	}
 	for _, tt := range tests {

@@ -16,7 +16,7 @@ import (
 	"github.com/mediacatalog/service/shared/apperr"
 )
 
-// Response is the spec's Response Model, the body of every error and plain message.
+// Response is the OpenAPI document's Response Model, the body of every error and plain message.
 type Response struct {
 	Data string `json:"data"`
 	Code int    `json:"code"`

@@ -5,19 +5,59 @@ import (
 	"strings"
 )
 
-// Route is one API route: Pattern is the API's route as API Gateway, the OpenAPI
-// document and template.yaml name it ("GET /tags/id/{id}"). Mux, when set, is the
-// pattern registered on the ServeMux instead, for the rare route whose API pattern
-// overlaps another's in ways ServeMux refuses (see the oauth group).
+// Route is one API route, one line of its group's route table (the group's Routes):
+// the facts every other place derives from. Pattern is the API's route as API
+// Gateway, the OpenAPI document and template.yaml name it ("GET /tags/id/{id}"). Mux,
+// when set, is the pattern registered on the ServeMux instead, for the rare route
+// whose API pattern overlaps another's in ways ServeMux refuses (see the oauth group).
+// The route's permission is the auth.Guard that wraps its Handler; its documented
+// query parameters are the OpenAPI document's. make generate writes template.yaml's
+// events and alarms and the edge's cache key from these facts
+// (infra/tests/routefacts), and make test fails while they differ.
 type Route struct {
 	Pattern string
 	Mux     string
 	Handler http.Handler
+	// Cache, when set, makes the route a public read under that Cache-Control policy
+	// (one of the Cache constants): Register serves Handler through Public. The
+	// routes under CacheCatalog and CacheRandom are the catalog's, which the edge
+	// caches by the cache-key function's list.
+	Cache string
+	// Throttle is API Gateway's request budget of the route (template.yaml's route
+	// settings); the zero value is the reads' default.
+	Throttle Throttle
 	// Internal: the route is called by internal services, which invoke its function
 	// directly (or, over HTTP, sign with SigV4 for API Gateway's AWS_IAM), not
 	// through the distribution, so the origin secret is not asked of it
 	// (Options.OriginExempt).
 	Internal bool
+}
+
+// Throttle names the template's pair of rate and burst parameters that bound a route.
+type Throttle string
+
+const (
+	// ThrottleRead is the default route settings' budget (ReadRateLimit,
+	// ReadBurstLimit), which every read shares the size of.
+	ThrottleRead Throttle = ""
+	// ThrottleWrite is a write's own, lower budget (WriteRateLimit, WriteBurstLimit).
+	ThrottleWrite Throttle = "Write"
+	// ThrottleOAuth is an OAuth flow's (OAuthRouteRateLimit, OAuthRouteBurstLimit).
+	ThrottleOAuth Throttle = "OAuthRoute"
+)
+
+// CatalogCached reports whether the edge caches the route as a catalog read: its
+// answers vary with the query parameters the OpenAPI document gives it (the
+// cache-key function's list).
+func (rt Route) CatalogCached() bool { return rt.Cache == CacheCatalog || rt.Cache == CacheRandom }
+
+// Served is the handler the mux serves: Handler, through Public when the route has a
+// Cache policy.
+func (rt Route) Served() http.Handler {
+	if rt.Cache != "" {
+		return Public(rt.Cache, rt.Handler)
+	}
+	return rt.Handler
 }
 
 // MuxPattern is the pattern registered on the ServeMux.
@@ -36,7 +76,7 @@ func (rt Route) Path() string   { _, p, _ := strings.Cut(rt.Pattern, " "); retur
 // so a test that registers every group catches routing mistakes.
 func Register(mux *http.ServeMux, routes []Route) {
 	for _, rt := range routes {
-		mux.Handle(rt.MuxPattern(), rt.Handler)
+		mux.Handle(rt.MuxPattern(), rt.Served())
 	}
 }
 

@@ -16,7 +16,7 @@ var retryAfter = []string{strconv.Itoa(int((dependency.OpenFor + 999_999_999) / 
 // open, a call timed out or could not connect: dependency.Request), and reports whether
 // it did. Every such answer carries Retry-After. A read answers 503 Service
 // temporarily unavailable; a write keeps the status and message its route gives an
-// unexpected failure (e), as the spec fixes 500 for failed writes.
+// unexpected failure (e), as the OpenAPI document fixes 500 for failed writes.
 func dependencyDown(w http.ResponseWriter, r *http.Request, e *apperr.Error, err error) bool {
 	dep := dependency.Of(r.Context()).Unavailable()
 	if dep == "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/readiness"
 	"github.com/mediacatalog/service/shared/telemetry"
@@ -188,11 +189,6 @@ func Serve(ctx context.Context, h http.Handler, addr string, log *slog.Logger) e
 	return ServeListener(ctx, h, ln, log)
 }
 
-// WriteTimeout is the local server's write timeout: a request's deadline
-// (config.RequestTimeout) stays a few seconds below it, so every request is answered
-// before the server would close the connection.
-const WriteTimeout = 60 * time.Second
-
 // NewServer is the net/http server of the local and standalone servers: its timeouts
 // bound slow clients, and each request sets the connection's deadlines from them.
 // Benchmarks serve their reference handlers with it, so that a comparison is between
@@ -202,7 +198,7 @@ func NewServer(h http.Handler) *http.Server {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      WriteTimeout,
+		WriteTimeout:      deadlines.WriteTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/mediacatalog/service/shared/oauth/providers"
 )
 
-// StateTTL is the lifetime of a flow's state token (the spec's 10 minutes).
+// StateTTL is the lifetime of a flow's state token (the 10 minutes of the OpenAPI document).
 const StateTTL = 10 * time.Minute
 
 // StateCookie is the cookie that binds a flow to the browser that started it: a
@@ -215,7 +215,7 @@ func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provi
 	if errors.Is(err, providers.ErrRateLimited) {
 		return catalog.ProviderAccount{}, fail(ReasonRateLimited, err)
 	}
-	// Step 2 of the spec's callback rules, exchange and profile fetch, fails as one.
+	// Step 2 of the callback's rules (the OpenAPI document), exchange and profile fetch, fails as one.
 	return catalog.ProviderAccount{}, fail(ReasonExchangeFailed, err)
 }
 

@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"net/netip"
@@ -16,10 +15,6 @@ import (
 // asked (DynamoDB unreachable): the limiter fails closed.
 const MsgUnavailable = "Service temporarily unavailable"
 
-// limiterTimeout bounds the limiter's call, so an unreachable DynamoDB answers 503
-// instead of holding the request.
-const limiterTimeout = 3 * time.Second
-
 // rateLimit admits requests while the caller's address (httpapi.ClientIP: the viewer's
 // address CloudFront gives a request carrying the origin secret, else API Gateway's
 // requestContext.http.sourceIp, the peer address locally; never X-Forwarded-For) is
@@ -30,9 +25,9 @@ const limiterTimeout = 3 * time.Second
 func rateLimit(l Limiter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), limiterTimeout)
-			d, err := l.Allow(ctx, limitKey(httpapi.ClientIP(r)))
-			cancel()
+			// The request's dependency budget bounds the call: an unreachable DynamoDB
+			// answers 503 within it.
+			d, err := l.Allow(r.Context(), limitKey(httpapi.ClientIP(r)))
 			if err != nil {
 				httpapi.Error(w, r, apperr.Wrap(apperr.Unavailable, MsgUnavailable, err))
 				return

@@ -102,12 +102,12 @@ func Routes(d Deps) []httpapi.Route {
 	limit := rateLimit(d.Limiter)
 	f := newFlows(d)
 	return []httpapi.Route{
-		{Pattern: "GET /auth/oauth/{provider}", Handler: limit(handleLoginStart(f))},
-		{Pattern: "GET /auth/oauth/{provider}/callback", Mux: "GET /auth/oauth/{provider}/{action}",
+		{Pattern: "GET /auth/oauth/{provider}", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleLoginStart(f))},
+		{Pattern: "GET /auth/oauth/{provider}/callback", Throttle: httpapi.ThrottleOAuth, Mux: "GET /auth/oauth/{provider}/{action}",
 			Handler: limit(handleLoginCallback(f, d.Store, d.Sessions))},
-		{Pattern: "GET /auth/oauth/link/{provider}", Handler: limit(handleLinkStart(f, d.Sessions))},
-		{Pattern: "GET /auth/oauth/link/{provider}/callback", Handler: limit(handleLinkCallback(f, d.Store, d.Sessions))},
-		{Pattern: "GET /auth/oauth/connections", Handler: limit(handleConnections(d.Store, d.Sessions))},
-		{Pattern: "DELETE /auth/oauth/unlink/{provider}", Handler: limit(handleUnlink(f, d.Store, d.Sessions))},
+		{Pattern: "GET /auth/oauth/link/{provider}", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleLinkStart(f, d.Sessions))},
+		{Pattern: "GET /auth/oauth/link/{provider}/callback", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleLinkCallback(f, d.Store, d.Sessions))},
+		{Pattern: "GET /auth/oauth/connections", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleConnections(d.Store, d.Sessions))},
+		{Pattern: "DELETE /auth/oauth/unlink/{provider}", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleUnlink(f, d.Store, d.Sessions))},
 	}
 }

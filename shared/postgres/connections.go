@@ -233,7 +233,7 @@ func (db *DB) LinkProvider(ctx context.Context, userID int64, sessionID string, 
 		if err != nil {
 			return fmt.Errorf("check %s links of user %d: %w", acct.Provider, userID, err)
 		}
-		// The spec's order: the account must not belong to another user; then the
+		// The OpenAPI document's order: the account must not belong to another user; then the
 		// user must not have the provider yet.
 		for _, owner := range owners {
 			if owner != userID {

@@ -112,16 +112,14 @@ func TestDeepSearchPageEstimate(t *testing.T) {
 	rec := &lastStatement{}
 	db := testenv.NewDB(t, postgres.WithTracer(rec))
 	ctx := context.Background()
-	if _, err := db.Pool.Exec(ctx, `
+	db.Fixture(t, `
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
 		INSERT INTO publishers (id, client_id, name, slug) VALUES (1, 2, 'Press', 'press');
 		INSERT INTO series (id, client_id, name, slug, type)
 		SELECT n, 2, CASE WHEN n % 4 = 0 THEN 'Blue ' ELSE 'Red ' END || n, 'series-' || n, 'Manga'
 		FROM generate_series(1, 8000) n;
 		INSERT INTO series_publishers (series_id, publisher_id) SELECT n, 1 FROM generate_series(1, 8000) n;
-		ANALYZE series_publishers`); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
+		ANALYZE series_publishers`)
 	const limit = 20
 	for _, order := range []string{catalog.PublisherOrderNameAsc, catalog.PublisherOrderAddedDesc} {
 		if _, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1, Client: 2, Search: "blue",

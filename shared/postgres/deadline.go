@@ -24,7 +24,7 @@ func WithCallDeadline(d time.Duration) Option { return WithGuard(nil, d) }
 // going through breaker b (dependency.Breaker.Begin): each call is bounded by what is
 // left of its request's budget as well, and once the database is known not to answer,
 // a call is refused at once (its context cancelled before it starts). The service's
-// functions use it with CallTimeout (shared/app).
+// functions use it with deadlines.CallTimeout (shared/app).
 func WithGuard(b *dependency.Breaker, d time.Duration) Option {
 	return func(c *pgxpool.Config) {
 		c.ConnConfig.Tracer = &callDeadline{d: d, breaker: b, inner: c.ConnConfig.Tracer}

@@ -157,12 +157,10 @@ func TestReverseOrder(t *testing.T) {
 func TestPageQueryEstimate(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.NewDB(t)
-	if _, err := db.Pool.Exec(ctx, `
+	db.Fixture(t, `
 		INSERT INTO clients (id, name) VALUES (2, 'Second');
 		INSERT INTO publishers (client_id, name, slug) SELECT 2, 'Press ' || n, 'press-' || n FROM generate_series(1, 5000) n;
-		ANALYZE publishers`); err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
+		ANALYZE publishers`)
 	sql := `EXPLAIN (FORMAT JSON) WITH list_total AS (SELECT publisher_count AS n FROM clients WHERE id = @client) ` +
 		postgres.PageQuery{Cols: "p.id", From: "publishers p", Where: "p.client_id = @client", Order: "p.name, p.id",
 			Total: "(SELECT n FROM list_total)", Limit: "@limit", Offset: "@offset"}.SQL()

@@ -11,7 +11,7 @@ import (
 	"github.com/mediacatalog/service/shared/catalog"
 )
 
-// The spec's messages of the permission routes.
+// The permission routes' messages, word for word as the OpenAPI document gives them.
 const (
 	MsgPermissionNotFound = "Permission not found"
 	MsgPermissionExists   = "Permission with the same name already exists"

@@ -19,7 +19,7 @@ import (
 func TestBoundedPlans(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.NewDemoDB(t)
-	db.Exec(t, `INSERT INTO users (slug, username) SELECT 'bulk-' || g, 'Bulk User ' || g FROM generate_series(1, 20000) g`)
+	db.Fixture(t, `INSERT INTO users (slug, username) SELECT 'bulk-' || g, 'Bulk User ' || g FROM generate_series(1, 20000) g`)
 	db.Exec(t, `INSERT INTO user_roles SELECT id, 3 FROM users WHERE slug LIKE 'bulk-%'`)
 	db.Exec(t, `INSERT INTO sessions (user_id, expires_at, revoked_at) SELECT id, now(), now() FROM users`)
 	db.Exec(t, `UPDATE users SET profile_image = 'users/' || id || '/0123456789abcdef-01234567.png' WHERE id % 5000 = 0`)

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mediacatalog/service/shared/apperr"
+	"github.com/mediacatalog/service/shared/deadlines"
 )
 
 // DB is the process's connection pool. Open it once in main, outside the handler.
@@ -90,18 +91,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 //     one request to the next. Planning with the values costs well under a millisecond
 //     for these queries and is stable; the statement's parse and description stay cached.
 var defaultParams = map[string]string{
-	"statement_timeout": strconv.FormatInt(StatementTimeout.Milliseconds(), 10),
+	"statement_timeout": strconv.FormatInt(deadlines.StatementTimeout.Milliseconds(), 10),
 	"plan_cache_mode":   "force_custom_plan",
 }
-
-// StatementTimeout is the default statement_timeout of the pool's connections.
-const StatementTimeout = 5 * time.Second
-
-// CallTimeout is each database call's own deadline: a little over StatementTimeout, so
-// that PostgreSQL ends a slow statement itself (with its own error) and this deadline
-// only ends the calls it cannot: a frozen server or network, a proxy that never lends a
-// connection. It includes the wait for the proxy's connection (ProxyBorrowTimeout).
-const CallTimeout = StatementTimeout + time.Second
 
 // SessionDefaultNames lists the session defaults' names, sorted.
 func SessionDefaultNames() []string { return slices.Sorted(maps.Keys(defaultParams)) }

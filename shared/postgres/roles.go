@@ -11,7 +11,7 @@ import (
 	"github.com/mediacatalog/service/shared/catalog"
 )
 
-// The spec's messages of the role routes.
+// The role routes' messages, word for word as the OpenAPI document gives them.
 const (
 	MsgRoleNotFound            = "Role not found"
 	MsgRoleExists              = "Role with the same name already exists"

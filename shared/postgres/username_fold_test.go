@@ -24,7 +24,7 @@ func TestUsernamesUniqueWithoutCase(t *testing.T) {
 			t.Errorf("insert %q: %v, want a violation of users_username_fold_key", name, err)
 		}
 	}
-	// An admin's rename to another user's name in another case is the spec's 409.
+	// An admin's rename to another user's name in another case is the OpenAPI document's 409.
 	_, err := db.EditUser(ctx, 3, 1, catalog.UserEdit{Username: "émile"})
 	acctWant(t, err, apperr.Conflict, postgres.MsgUsernameTaken)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/mediacatalog/service/shared/namekey"
 )
 
-// MsgUsernameTaken is the spec's 409 of a user edit with a used username.
+// MsgUsernameTaken is the OpenAPI document's 409 of a user edit with a used username.
 const MsgUsernameTaken = "Username already taken"
 
 // userOrder returns the ORDER BY clause of one of the list's order values ("" is

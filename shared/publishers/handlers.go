@@ -8,7 +8,7 @@ import (
 )
 
 // handlePublishers answers GET /publishers: a bare array of the client's publishers.
-// lang is accepted and, as the spec says, not used for filtering.
+// lang is accepted and, as the OpenAPI document says, not used for filtering.
 func handlePublishers(store Store) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client, err := httpapi.Client(r)
@@ -31,7 +31,7 @@ func handlePublishers(store Store) http.Handler {
 			httpapi.Error(w, r, err)
 			return
 		}
-		// lang is not used for filtering (the spec), but bounded like every text.
+		// lang is not used for filtering (the OpenAPI document), but bounded like every text.
 		if _, err := httpapi.QueryText(r, "lang", catalog.MaxLanguage); err != nil {
 			httpapi.Error(w, r, err)
 			return

@@ -26,9 +26,9 @@ type Deps struct {
 // Routes is the group's whole API.
 func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
-		{Pattern: "GET /publishers", Handler: httpapi.Public(httpapi.CacheCatalog, handlePublishers(d.Store))},
-		{Pattern: "GET /publisher/slug/{slug}", Handler: httpapi.Public(httpapi.CacheCatalog, handlePublisher(d.Store))},
-		{Pattern: "GET /publisher/random", Handler: httpapi.Public(httpapi.CacheRandom, handleRandomPublisher(d.Store))},
-		{Pattern: "GET /publisher/publications/{id}", Handler: httpapi.Public(httpapi.CacheCatalog, handlePublications(d.Store))},
+		{Pattern: "GET /publishers", Cache: httpapi.CacheCatalog, Handler: handlePublishers(d.Store)},
+		{Pattern: "GET /publisher/slug/{slug}", Cache: httpapi.CacheCatalog, Handler: handlePublisher(d.Store)},
+		{Pattern: "GET /publisher/random", Cache: httpapi.CacheRandom, Handler: handleRandomPublisher(d.Store)},
+		{Pattern: "GET /publisher/publications/{id}", Cache: httpapi.CacheCatalog, Handler: handlePublications(d.Store)},
 	}
 }

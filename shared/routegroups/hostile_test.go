@@ -148,7 +148,7 @@ var (
 		strings.Repeat("[", 10000), `{"name":"a"`, "true"}
 )
 
-// bodyFields are the fields of each route's body (the spec's tables), valid values.
+// bodyFields are the fields of each route's body (the OpenAPI document's schemas), valid values.
 var bodyFields = map[string]map[string]string{
 	"POST /admin-users/edit/{id}":                 {"username": `"someone"`, "age_verified": `false`, "added_roles": `[2]`, "removed_roles": `[]`},
 	"POST /admin-users/update-image/{id}":         {"image": `"data:image/png;base64,iVBORw0KGgo="`},
@@ -172,7 +172,7 @@ var bodyFields = map[string]map[string]string{
 // its permissions stay as they are (deleting user 1 would not tell us more than 404).
 func destructive(pattern string) bool {
 	if strings.Contains(pattern, "delete-image") || strings.Contains(pattern, "delete-avatar") {
-		return false // only an image goes, and the spec's own 500 gets its turn
+		return false // only an image goes, and the OpenAPI document's own 500 gets its turn
 	}
 	return strings.HasPrefix(pattern, "DELETE /admin-") || strings.Contains(pattern, "/logout/") ||
 		strings.HasPrefix(pattern, "POST /admin-permissions/edit") || strings.HasPrefix(pattern, "POST /admin-roles/edit") ||
@@ -325,7 +325,7 @@ func TestHostileInput(t *testing.T) {
 	for _, st := range statuses {
 		summary = append(summary, fmt.Sprintf("%d×%d", byStatus[st], st))
 	}
-	t.Logf("%d requests over %d routes: %s (%d of them the spec's own 500 of a missing image)", total, len(s.routes), strings.Join(summary, " "), specOwn)
+	t.Logf("%d requests over %d routes: %s (%d of them the OpenAPI document's own 500 of a missing image)", total, len(s.routes), strings.Join(summary, " "), specOwn)
 	if len(s.routes) < 39 {
 		t.Errorf("%d routes, the API has at least 39", len(s.routes))
 	}
@@ -342,7 +342,7 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
-// checkAnswer holds one answer to the rules, and reports whether it is the spec's own
+// checkAnswer holds one answer to the rules, and reports whether it is the OpenAPI document's own
 // 500.
 func checkAnswer(t *testing.T, hr hostileRequest, rec *httptest.ResponseRecorder) bool {
 	t.Helper()

@@ -58,7 +58,7 @@ import (
 //
 // After every run: each answer is one the OpenAPI document allows and one the pair
 // lists for the state the other request left (a name race or a double delete has
-// exactly one success), with the route's message; no 5xx but the spec's own (deleting
+// exactly one success), with the route's message; no 5xx but the OpenAPI document's own (deleting
 // a picture that is not there), no error logged but with it; exactly one audit record
 // of the route's action for each acknowledged write and none for the others (two
 // renames of one row: one record's before is the other's after); and the invariants
@@ -637,7 +637,7 @@ func contribBody(last string, more map[string]any) map[string]any {
 
 // racePairs is the table. Each call lists the statuses the state the other call may
 // leave allows: 400 for a referred row that is gone (an unknown id in the body), 404
-// for the path's row gone, 409 for a name the other took, and the spec's 500 for a
+// for the path's row gone, 409 for a name the other took, and the OpenAPI document's 500 for a
 // picture the other deleted.
 var racePairs = []racePair{
 	// Roles and permissions.
@@ -1047,7 +1047,7 @@ func (s *raceServer) check(t *testing.T, p racePair, out [2]answer) []string {
 			successes, out[0].status, out[0].body, out[1].status, out[1].body))
 	}
 	bad = append(bad, s.invariants(t)...)
-	// A 500 of the spec's own (a picture already deleted) is logged as an error; any
+	// A 500 of the OpenAPI document's own (a picture already deleted) is logged as an error; any
 	// other logged error is a failure, and every one says why when something failed.
 	if len(errs) > 0 && (len(bad) > 0 || !(out[0].status == 500 || out[1].status == 500)) {
 		bad = append(bad, errs...)

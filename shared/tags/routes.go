@@ -23,7 +23,7 @@ type Deps struct {
 // Routes is the group's whole API.
 func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
-		{Pattern: "GET /tags", Handler: httpapi.Public(httpapi.CacheCatalog, handleTags(d.Store))},
-		{Pattern: "GET /tags/id/{id}", Handler: httpapi.Public(httpapi.CacheCatalog, handleTag(d.Store))},
+		{Pattern: "GET /tags", Cache: httpapi.CacheCatalog, Handler: handleTags(d.Store)},
+		{Pattern: "GET /tags/id/{id}", Cache: httpapi.CacheCatalog, Handler: handleTag(d.Store)},
 	}
 }

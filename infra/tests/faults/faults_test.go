@@ -41,7 +41,7 @@ import (
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/config"
-	"github.com/mediacatalog/service/shared/dependency"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -52,7 +52,7 @@ import (
 // timeouts: the dependency budget, the grace for cleanups, and slack for a busy
 // machine (a correctness bound, not a benchmark; far below the functions' timeouts).
 const (
-	bound  = dependency.Budget + httpapi.Grace + 3*time.Second
+	bound  = deadlines.Budget + deadlines.Grace + 3*time.Second
 	region = "us-east-1"
 )
 
@@ -180,7 +180,7 @@ func newRig(t *testing.T) *rig {
 	go func() { done <- lambdahttp.ServeListener(srvCtx, h, ln, nil) }()
 	t.Cleanup(func() { stop(); <-done })
 	r.client = &http.Client{
-		Timeout:       lambdahttp.WriteTimeout + 5*time.Second,
+		Timeout:       deadlines.WriteTimeout + 5*time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return r
@@ -486,7 +486,7 @@ func TestFaults(t *testing.T) {
 			status             int
 			msg                string
 		}
-		// A read a dependency failed is 503; a write keeps the spec's 500.
+		// A read a dependency failed is 503; a write keeps the 500 of the OpenAPI document.
 		reqs := []req{
 			{"GET /tags", "GET", "/tags?client=1", nil, false, 503, apperr.MsgUnavailable},
 			{"GET /publishers", "GET", "/publishers?client=1", nil, false, 503, apperr.MsgUnavailable},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/cdn"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/dependency"
 )
 
@@ -17,11 +18,11 @@ import (
 // waited before the budget and the breakers: every answer within firstBound of its
 // start (the target is 5 s), within openBound once the dependency's breaker is open
 // (the target is 0.1 s; a request that happens to be the half-open probe waits up to
-// dependency.ProbeTimeout), and the service back within recoverBound of the
+// deadlines.ProbeTimeout), and the service back within recoverBound of the
 // dependency's (the target is 1 s). The figures are printed.
 const (
 	firstBound   = 7 * time.Second
-	openBound    = dependency.ProbeTimeout + 500*time.Millisecond
+	openBound    = deadlines.ProbeTimeout + 500*time.Millisecond
 	recoverBound = 3 * time.Second
 )
 
@@ -92,7 +93,7 @@ func (r *rig) recoversWithin(what, method, path string, want int) {
 // S3 behind a relay that accepts and never answers), on the routes with their
 // functions' real timeouts, to the targets above: every request answered within
 // seconds of its start, at once once the dependency's breaker is open, with a Response
-// Model (503 and Retry-After for a read, the spec's 500 for a write); what needs no
+// Model (503 and Retry-After for a read, the OpenAPI document's 500 for a write); what needs no
 // such dependency unaffected; a picture the cdn served before a database stall still
 // served; and nothing lost or half-written.
 func TestStalls(t *testing.T) {

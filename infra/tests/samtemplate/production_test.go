@@ -10,15 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/mediacatalog/service/infra/tests/samtemplate"
 	"github.com/mediacatalog/service/shared/cdn"
 	"github.com/mediacatalog/service/shared/config"
-	"github.com/mediacatalog/service/shared/oauth/providers"
-	"github.com/mediacatalog/service/shared/postgres"
+	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
 
@@ -106,7 +104,8 @@ func statements(f *samtemplate.Function) map[string]*yaml.Node {
 
 // TestDatabaseAccess: every function reaches PostgreSQL through the proxy as its own
 // role, with an IAM token (no password anywhere in its configuration), TLS verify-full
-// and a connect timeout below its own timeout; its IAM policy lets it connect as that
+// and the template's connect timeout (TestDeadlineHierarchy holds it within the
+// request's budget); its IAM policy lets it connect as that
 // role only; the configuration the template gives is what the pool honours.
 func TestDatabaseAccess(t *testing.T) {
 	tpl := loadTemplate(t)
@@ -119,15 +118,6 @@ func TestDatabaseAccess(t *testing.T) {
 	if err != nil || cfg.DBMaxConns < 1 || cfg.DBMaxConns > 2 || !cfg.DBIAMAuth {
 		t.Errorf("the template's DB_MAX_CONNS %q reads as %d (%v), IAM %v", tpl.GlobalEnv["DB_MAX_CONNS"], cfg.DBMaxConns, err, cfg.DBIAMAuth)
 	}
-	connectTimeout := atoi(t, param(t, tpl, "DbConnectTimeout", "MaxValue"))
-	borrow := atoi(t, param(t, tpl, "ProxyBorrowTimeout", "MaxValue"))
-	// A request's worst case before it can answer 503 itself: connecting, then one
-	// database call up to its own deadline (which includes the wait for a proxy
-	// connection), a second below the function's timeout.
-	call := postgres.CallTimeout
-	if time.Duration(borrow)*time.Second >= call {
-		t.Errorf("the proxy's borrow timeout (up to %d s) is not within a call's deadline %v", borrow, call)
-	}
 	host := "!If [CreateProxy, !GetAtt DbProxy.Endpoint, !Ref DbProxyEndpoint]"
 	for _, f := range functionOf(t, tpl) {
 		t.Run(f.Name, func(t *testing.T) {
@@ -137,9 +127,6 @@ func TestDatabaseAccess(t *testing.T) {
 			}
 			if vars["User"] != "!Ref "+dbRoles[f.Name] || vars["Host"] != host {
 				t.Errorf("DATABASE_URL variables %v, want user %s through the proxy", vars, dbRoles[f.Name])
-			}
-			if worst := time.Duration(connectTimeout)*time.Second + call; worst+time.Second > time.Duration(f.Timeout)*time.Second {
-				t.Errorf("connect (up to %d s) and one call (%v) leave no second for a 503 within the function's %d s", connectTimeout, call, f.Timeout)
 			}
 			st := statements(f)["ConnectAsOwnDatabaseRole"]
 			if !slices.Equal(list(samtemplate.Get(st, "Action")), []string{"rds-db:connect"}) {
@@ -383,17 +370,28 @@ func TestAlarmsAndCanary(t *testing.T) {
 }
 
 // TestThrottles: reads share the default route budget; every write and OAuth route has
-// its own, lower one.
+// its own, lower one, on its event (SAM merges the events' RouteSettings into the
+// API's; TestTransformedThrottles reads the outcome).
 func TestThrottles(t *testing.T) {
 	tpl := loadTemplate(t)
 	api := resource(t, tpl, "HttpApi", "AWS::Serverless::HttpApi")
 	if got := samtemplate.Scalar(samtemplate.Get(api, "DefaultRouteSettings", "ThrottlingRateLimit")); got != "!Ref ReadRateLimit" {
 		t.Errorf("DefaultRouteSettings rate %q", got)
 	}
+	if rs := samtemplate.Get(api, "RouteSettings"); rs != nil {
+		t.Errorf("the API's own RouteSettings: a route's budget is on its event")
+	}
 	read := atoi(t, param(t, tpl, "ReadRateLimit", "Default"))
 	for _, f := range tpl.Functions {
+		events := samtemplate.Get(f.Props, "Events")
 		for _, route := range f.Routes {
-			rs := samtemplate.Get(api, "RouteSettings", route)
+			var rs *yaml.Node
+			for i := 1; i < len(events.Content); i += 2 {
+				p := samtemplate.Get(events.Content[i], "Properties")
+				if samtemplate.Scalar(samtemplate.Get(p, "Method"))+" "+samtemplate.Scalar(samtemplate.Get(p, "Path")) == route {
+					rs = samtemplate.Get(p, "RouteSettings")
+				}
+			}
 			isRead := strings.HasPrefix(route, "GET ") && !strings.HasPrefix(route, "GET /auth/oauth")
 			if isRead {
 				if rs != nil {
@@ -415,8 +413,39 @@ func TestThrottles(t *testing.T) {
 	}
 }
 
-// TestTimeouts: API Gateway waits IntegrationTimeoutMillis (at most its 30 s) for every
-// route, longer than any function may run; oauth outlasts two provider calls.
+// TestTransformedThrottles: what API Gateway is given, the default stage's route
+// settings, has a budget for every write and OAuth route of the code (its route-table
+// line's Throttle) and none for a read.
+func TestTransformedThrottles(t *testing.T) {
+	for _, set := range paramSets {
+		t.Run(set, func(t *testing.T) {
+			cfn, _ := transformed(t, set)
+			stage := cfnResource(t, cfn, "HttpApiApiGatewayDefaultStage", "AWS::ApiGatewayV2::Stage")
+			got, _ := stage.Properties["RouteSettings"].(map[string]any)
+			want := map[string]string{}
+			for _, rt := range allCodeRoutes(t) {
+				if rt.Throttle != httpapi.ThrottleRead {
+					want[rt.Pattern] = string(rt.Throttle)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d routes with their own settings, the code has %d", len(got), len(want))
+			}
+			for route, th := range want {
+				rs, _ := got[route].(map[string]any)
+				for key, param := range map[string]string{"ThrottlingRateLimit": th + "RateLimit", "ThrottlingBurstLimit": th + "BurstLimit"} {
+					if ref, _ := rs[key].(map[string]any); ref["Ref"] != param {
+						t.Errorf("%s %s: %v, want Ref %s", route, key, rs[key], param)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTimeouts: every route's event gives API Gateway's wait as IntegrationTimeoutMillis,
+// whose least value is above every function's timeout (TestDeadlineHierarchy holds the
+// values, transformed).
 func TestTimeouts(t *testing.T) {
 	tpl := loadTemplate(t)
 	integration := atoi(t, param(t, tpl, "IntegrationTimeoutMillis", "Default"))
@@ -434,9 +463,6 @@ func TestTimeouts(t *testing.T) {
 				t.Errorf("%s %s: TimeoutInMillis %q", id, ev.Content[i-1].Value, got)
 			}
 		}
-	}
-	if oauth := functionOf(t, tpl)["oauth"]; time.Duration(oauth.Timeout)*time.Second <= 2*providers.DefaultTimeout {
-		t.Errorf("oauth's %d s do not outlast two provider calls of %v", oauth.Timeout, providers.DefaultTimeout)
 	}
 }
 

