@@ -151,16 +151,19 @@ type budgetCall struct {
 }
 
 func (c *budgetCall) Value(key any) any {
-	if key == cancelKey {
+	if key == CancelKey {
 		return c.Context.Value(key) // the budget's cancellation: context.Cause, and the contexts made from this one
 	}
 	return c.values.Value(key)
 }
 
-// cancelKey is the key under which the context package looks up a context's own
-// cancellation (context.Cause asks for it of a context that has ended), found the way
-// shared/httpapi finds it.
-var cancelKey = func() any {
+// CancelKey is the key under which the context package looks up a context's own
+// cancellation (context.Cause, and a context derived from this one, ask for it; Cause
+// asks it of a context that has ended). The package does not export it, so a spy
+// context that notes what it is asked for finds it once. A context that takes its
+// values from one context and its cancellation from another (budgetCall here, the
+// request's work context in shared/httpapi) answers this key from the second.
+var CancelKey = func() any {
 	var spy keySpy
 	_ = context.Cause(&spy)
 	return spy.key

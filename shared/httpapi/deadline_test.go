@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mediacatalog/service/shared/dependency"
 )
 
 type testKey struct{}
@@ -172,7 +174,7 @@ func TestWorkOutlivesTheClient(t *testing.T) {
 			t.Errorf("%s: the request's value is lost", name)
 		}
 	}
-	if cancelKey == nil {
+	if dependency.CancelKey == nil {
 		t.Error("the context package's cancellation key was not found")
 	}
 	// Then the work's own deadline ends both, with its own cause, not the client's.

@@ -163,32 +163,13 @@ func (s *requestState) Value(key any) any {
 	case dependency.RequestKey:
 		return &s.deps
 	}
-	if key == cancelKey {
+	if key == dependency.CancelKey { // the only key whose answer WithoutCancel changes
 		return s.values.Value(key) // WithoutCancel hides the request's cancellation
 	}
 	// Every other key straight from the request's context: WithoutCancel's Value
 	// would allocate a copy of itself on each lookup, and a request makes dozens.
 	return s.parent.Value(key)
 }
-
-// cancelKey is the key under which the context package looks up a context's own
-// cancellation (context.Cause, and a context derived from this one, ask for it): the
-// only key whose answer WithoutCancel changes. context.Cause asks for it of a context
-// that has ended.
-var cancelKey = func() any {
-	var spy keySpy
-	_ = context.Cause(&spy)
-	return spy.key
-}()
-
-// keySpy is a context that notes the key it was last asked for.
-type keySpy struct {
-	context.Context
-	key any
-}
-
-func (s *keySpy) Value(key any) any { s.key = key; return nil }
-func (s *keySpy) Err() error        { return context.Canceled }
 
 // requestLogger is a request's logger (Logger) and id, each made on first use: most
 // requests log only their request line, which needs no logger of its own, and an image
