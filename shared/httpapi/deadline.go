@@ -110,7 +110,15 @@ func (d *workDeadline) made() context.Context {
 	return d.ctx
 }
 
-// finish ends the work once the request is answered, as a context's CancelFunc does.
+// finish ends the request's work once it is answered: its dependency calls' budget
+// first (dependency.Request.End), then the work context, as a context's CancelFunc
+// does.
+func (s *requestState) finish() {
+	s.deps.End()
+	s.workDeadline.finish()
+}
+
+// finish ends the work context.
 func (d *workDeadline) finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
