@@ -372,6 +372,7 @@ func BenchmarkRequestCalls(b *testing.B) {
 			unwatch()
 			end(nil)
 		}
+		req.End() // as the middleware does before the work context ends
 		stop()
 	}
 }
