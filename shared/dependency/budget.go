@@ -62,19 +62,6 @@ func (r *Request) Reset(limit time.Duration) {
 	r.mu.Unlock()
 }
 
-// End ends the request's use of its dependencies once it is answered: the context of
-// the calls the budget bounds (bound) is cancelled. The middleware calls it before it
-// ends the request's work context, so that context has no child left to follow it:
-// one still following it then would be cancelled by a goroutine of its own
-// (context.AfterFunc's), made and scheduled for every request.
-func (r *Request) End() {
-	r.mu.Lock()
-	if r.stopBudget != nil {
-		r.stopBudget()
-	}
-	r.mu.Unlock()
-}
-
 // remaining is what is left of the budget at now.
 func (r *Request) remaining(now time.Time) time.Duration {
 	spent := r.spent

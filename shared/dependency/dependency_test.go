@@ -372,7 +372,6 @@ func BenchmarkRequestCalls(b *testing.B) {
 			unwatch()
 			end(nil)
 		}
-		req.End() // as the middleware does before the work context ends
 		stop()
 	}
 }

@@ -85,14 +85,18 @@ func (d *workDeadline) Err() error {
 	return d.made().Err()
 }
 
-// AfterFunc is what context.AfterFunc and the contexts derived from this one
-// (context.WithCancel, WithTimeout) use to follow its end: through the context made
-// here, as they follow one of the context package's, without a goroutine each.
-func (d *workDeadline) AfterFunc(f func()) (stop func() bool) {
+// cancelValue answers the context package's key of a context's own cancellation
+// (dependency.CancelKey) with the cancellation of the context made here, which Done
+// returns the channel of: the package then attaches a context derived from this one
+// to it as a child, cancelled with it, without a goroutine. Without a deadline there
+// is no end to attach to.
+func (d *workDeadline) cancelValue(key any) any {
+	if d.at.IsZero() {
+		return d.values.Value(key)
+	}
 	d.mu.Lock()
-	ctx := d.made()
-	d.mu.Unlock()
-	return context.AfterFunc(ctx, f)
+	defer d.mu.Unlock()
+	return d.made().Value(key)
 }
 
 // made returns the context that ends at d.at, making it on first use; made after
@@ -110,15 +114,7 @@ func (d *workDeadline) made() context.Context {
 	return d.ctx
 }
 
-// finish ends the request's work once it is answered: its dependency calls' budget
-// first (dependency.Request.End), then the work context, as a context's CancelFunc
-// does.
-func (s *requestState) finish() {
-	s.deps.End()
-	s.workDeadline.finish()
-}
-
-// finish ends the work context.
+// finish ends the work once the request is answered, as a context's CancelFunc does.
 func (d *workDeadline) finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -188,3 +189,52 @@ func TestWorkOutlivesTheClient(t *testing.T) {
 		t.Errorf("derived context's cause %v once the work deadline passed, want %v", got, context.DeadlineExceeded)
 	}
 }
+
+// TestNoGoroutinePerCall makes a request's dependency calls as the adapters make them
+// (the pgx tracer with the request's context itself, the AWS SDK's middleware with a
+// context of its own values over it) and counts the goroutines the runtime creates. A
+// context derived from the work context that the context package cannot attach to it
+// as a child is followed by a goroutine of its own until one of them ends.
+func TestNoGoroutinePerCall(t *testing.T) {
+	b := dependency.NewBreaker("test", nil)
+	sample := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	created := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	tests := []struct {
+		name string
+		call func(work context.Context) context.Context // the context the call begins with
+	}{
+		{"the request's context", func(work context.Context) context.Context { return work }},
+		{"a context of values over it", func(work context.Context) context.Context {
+			return context.WithValue(context.WithValue(work, testKey{}, "sdk"), errorsOnlyKey{}, 1)
+		}},
+		{"a cancellable context over it", func(work context.Context) context.Context {
+			ctx, cancel := context.WithCancel(work)
+			t.Cleanup(cancel)
+			return ctx
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const requests = 100
+			before := created()
+			for range requests {
+				st := newWork(time.Minute)
+				for range 2 {
+					ctx, end, err := b.Begin(tc.call(st), time.Hour)
+					if err != nil {
+						t.Fatal(err)
+					}
+					stop := context.AfterFunc(ctx, func() {}) // as pgx watches a call
+					stop()
+					end(nil)
+				}
+				st.finish()
+			}
+			if n := created() - before; n > requests/10 {
+				t.Errorf("%d requests of two calls created %d goroutines; want none per request", requests, n)
+			}
+		})
+	}
+}
+
+type errorsOnlyKey struct{}

@@ -163,8 +163,12 @@ func (s *requestState) Value(key any) any {
 	case dependency.RequestKey:
 		return &s.deps
 	}
-	if key == dependency.CancelKey { // the only key whose answer WithoutCancel changes
-		return s.values.Value(key) // WithoutCancel hides the request's cancellation
+	if key == dependency.CancelKey {
+		// The context package asks for this key when it derives a cancellable context
+		// from this one, or one of values over it (the AWS SDK's), to attach the new one
+		// as a child of the work context's end (made); a context it could not attach is
+		// followed by a goroutine of its own. The request's own cancellation stays hidden.
+		return s.cancelValue(key)
 	}
 	// Every other key straight from the request's context: WithoutCancel's Value
 	// would allocate a copy of itself on each lookup, and a request makes dozens.
