@@ -14,6 +14,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -44,7 +46,8 @@ type Group struct {
 }
 
 // Groups builds every group as its function would, with every optional route (the
-// file service on) and no connection made, in routegroups.All's order.
+// file service on) and no connection made, in routegroups.All's order; what the
+// building logs is dropped.
 func Groups() ([]Group, error) {
 	env := map[string]string{
 		"DB_ENV":       "local",
@@ -55,7 +58,7 @@ func Groups() ([]Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := app.New(cfg, nil)
+	a := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer a.Close()
 	var out []Group
 	for _, g := range routegroups.All() {
@@ -68,14 +71,21 @@ func Groups() ([]Group, error) {
 	return out, nil
 }
 
-// QueryParams are the query parameters the OpenAPI document gives each operation
-// ("GET /tags" -> [client]), sorted; its path's common parameters included, $ref'd
-// ones resolved.
-func QueryParams() (map[string][]string, error) {
+// Param is one parameter the OpenAPI document gives an operation.
+type Param struct {
+	Name, In string // In: "path", "query", "header" or "cookie"
+	Required bool
+}
+
+// Params are the parameters the OpenAPI document gives each operation ("GET /tags" ->
+// [client]), in the document's order: its path's common parameters first, $ref'd ones
+// resolved.
+func Params() (map[string][]Param, error) {
 	type param struct {
-		Ref  string `yaml:"$ref"`
-		Name string `yaml:"name"`
-		In   string `yaml:"in"`
+		Ref      string `yaml:"$ref"`
+		Name     string `yaml:"name"`
+		In       string `yaml:"in"`
+		Required bool   `yaml:"required"`
 	}
 	var doc struct {
 		Paths      map[string]map[string]yaml.Node `yaml:"paths"`
@@ -92,7 +102,7 @@ func QueryParams() (map[string][]string, error) {
 		}
 		return p
 	}
-	out := map[string][]string{}
+	out := map[string][]Param{}
 	for path, item := range doc.Paths {
 		var common []param
 		if n, ok := item["parameters"]; ok {
@@ -112,15 +122,34 @@ func QueryParams() (map[string][]string, error) {
 			if err := n.Decode(&o); err != nil {
 				return nil, err
 			}
-			q := []string{}
+			ps := []Param{}
 			for _, p := range append(slices.Clone(common), o.Parameters...) {
-				if p = resolve(p); p.In == "query" {
-					q = append(q, p.Name)
-				}
+				p = resolve(p)
+				ps = append(ps, Param{Name: p.Name, In: p.In, Required: p.Required})
 			}
-			slices.Sort(q)
-			out[strings.ToUpper(method)+" "+path] = q
+			out[strings.ToUpper(method)+" "+path] = ps
 		}
+	}
+	return out, nil
+}
+
+// QueryParams are the names of the query parameters the OpenAPI document gives each
+// operation ("GET /tags" -> [client]), sorted.
+func QueryParams() (map[string][]string, error) {
+	ops, err := Params()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for op, ps := range ops {
+		q := []string{}
+		for _, p := range ps {
+			if p.In == "query" {
+				q = append(q, p.Name)
+			}
+		}
+		slices.Sort(q)
+		out[op] = q
 	}
 	return out, nil
 }

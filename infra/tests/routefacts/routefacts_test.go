@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mediacatalog/service/infra/tests/routefacts"
 	"github.com/mediacatalog/service/shared/httpapi"
@@ -88,6 +89,50 @@ func TestEventName(t *testing.T) {
 				t.Errorf("%s: event name %s taken", rt.Pattern, n)
 			}
 			seen = append(seen, n)
+		}
+	}
+}
+
+// TestRouter: a request reaches the route the functions' ServeMux gives it, with or
+// without its query, the oauth callback through its own mux pattern; a path of no
+// route reaches none.
+func TestRouter(t *testing.T) {
+	groups, err := routefacts.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	router := routefacts.NewRouter(groups)
+	for _, tc := range []struct{ method, target, want string }{
+		{"GET", "/tags?client=1", "GET /tags"},
+		{"GET", "/publisher/slug/kodansha", "GET /publisher/slug/{slug}"},
+		{"GET", "/user/avatar/3/high", "GET /user/avatar/{id}/{res}"},
+		{"GET", "/user/avatar/3", "GET /user/avatar/{id}"},
+		{"GET", "/auth/oauth/google/callback?code=x", "GET /auth/oauth/{provider}/callback"},
+		{"POST", "/admin-roles/add", "POST /admin-roles/add"},
+		{"GET", "/admin-roles/add", ""},
+		{"GET", "/no/such/route", ""},
+	} {
+		rt, ok := router.Route(tc.method, tc.target)
+		if rt.Pattern != tc.want || ok != (tc.want != "") {
+			t.Errorf("%s %s: %q %v, want %q", tc.method, tc.target, rt.Pattern, ok, tc.want)
+		}
+	}
+}
+
+func TestEdgeTTL(t *testing.T) {
+	for _, tc := range []struct {
+		cache string
+		want  time.Duration
+	}{
+		{httpapi.CacheCatalog, 240 * time.Second},
+		{httpapi.CacheRandom, 0},
+		{httpapi.CacheAvatar, 24 * time.Hour},
+		{httpapi.CacheMissing, time.Minute},
+		{httpapi.CachePrivate, 0},
+		{"", 0},
+	} {
+		if got := routefacts.EdgeTTL(tc.cache); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.cache, got, tc.want)
 		}
 	}
 }
