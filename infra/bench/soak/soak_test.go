@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -167,6 +168,23 @@ func TestOnlyTheLocalServerLinksDebug(t *testing.T) {
 		}
 		if slices.Contains(deps("./functions/..."), p) {
 			t.Errorf("a Lambda function links %s", p)
+		}
+	}
+}
+
+// TestCallRoute: the report names a call by the route the tables give its request,
+// a missing parameter's or an unknown id's answer included; by its method and path
+// when no route has it.
+func TestCallRoute(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{http.MethodGet, "/tags", "GET /tags"},
+		{http.MethodGet, "/publisher/publications/2?client=1&limit=5", "GET /publisher/publications/{id}"},
+		{http.MethodGet, "/auth/oauth/google/callback?state=s&code=c", "GET /auth/oauth/{provider}/callback"},
+		{http.MethodDelete, "/admin-roles/delete/7", "DELETE /admin-roles/delete/{id}"},
+		{http.MethodPost, "/no/such?x=1", "POST /no/such"},
+	} {
+		if got := (call{method: tc.method, path: tc.path}).route(); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.method, tc.path, got, tc.want)
 		}
 	}
 }
