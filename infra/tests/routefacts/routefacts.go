@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -128,6 +129,42 @@ func Params() (map[string][]Param, error) {
 				ps = append(ps, Param{Name: p.Name, In: p.In, Required: p.Required})
 			}
 			out[strings.ToUpper(method)+" "+path] = ps
+		}
+	}
+	return out, nil
+}
+
+// Statuses are the answers' statuses the OpenAPI document gives each operation
+// ("GET /tags/id/{id}" -> [200 304 400 404 500 503]), in ascending order.
+func Statuses() (map[string][]int, error) {
+	var doc struct {
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(openapi.Document, &doc); err != nil {
+		return nil, err
+	}
+	out := map[string][]int{}
+	for path, item := range doc.Paths {
+		for method, n := range item {
+			switch method {
+			case "get", "post", "delete", "put", "patch":
+			default:
+				continue
+			}
+			var o struct {
+				Responses map[string]yaml.Node `yaml:"responses"`
+			}
+			if err := n.Decode(&o); err != nil {
+				return nil, err
+			}
+			var codes []int
+			for code := range o.Responses {
+				if c, err := strconv.Atoi(code); err == nil {
+					codes = append(codes, c)
+				}
+			}
+			slices.Sort(codes)
+			out[strings.ToUpper(method)+" "+path] = codes
 		}
 	}
 	return out, nil

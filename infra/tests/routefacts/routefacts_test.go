@@ -136,3 +136,45 @@ func TestEdgeTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestURLs: a route's requests are every combination of its path parameters' and
+// required query parameters' values, the optional ones left out; none, naming the
+// parameter, when one has no values.
+func TestURLs(t *testing.T) {
+	params, err := routefacts.Params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string][]string{"?client": {"1", "2"}, "tags id": {"7"}, "cdn id": {"3"}, "cdn res": {"high", "scaled"}}
+	for _, tc := range []struct {
+		group, pattern string
+		want           []string
+		missing        string
+	}{
+		{"tags", "GET /tags", []string{"/tags?client=1", "/tags?client=2"}, ""},
+		{"tags", "GET /tags/id/{id}", []string{"/tags/id/7"}, ""},
+		{"cdn", "GET /user/avatar/{id}/{res}", []string{"/user/avatar/3/high", "/user/avatar/3/scaled"}, ""},
+		{"publishers", "GET /publisher/publications/{id}", nil, "publishers id"},
+		{"admin-roles", "GET /admin-roles", []string{"/admin-roles"}, ""},
+	} {
+		got, missing := routefacts.URLs(tc.group, httpapi.Route{Pattern: tc.pattern}, params[tc.pattern], values)
+		if !slices.Equal(got, tc.want) || missing != tc.missing {
+			t.Errorf("%s: %q missing %q, want %q missing %q", tc.pattern, got, missing, tc.want, tc.missing)
+		}
+	}
+}
+
+func TestStatuses(t *testing.T) {
+	st, err := routefacts.Statuses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, want := range map[string][]int{
+		"GET /tags/id/{id}":                {200, 304, 400, 404, 500, 503},
+		"GET /publisher/publications/{id}": {200, 304, 400, 500, 503},
+	} {
+		if !slices.Equal(st[op], want) {
+			t.Errorf("%s: %v, want %v", op, st[op], want)
+		}
+	}
+}

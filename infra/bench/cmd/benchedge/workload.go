@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +17,7 @@ import (
 type kind struct {
 	name    string // the route's pattern
 	group   string // its route group, which names its path parameters in values
-	path    string
+	route   httpapi.Route
 	params  []routefacts.Param
 	edgeTTL time.Duration
 }
@@ -41,7 +40,7 @@ func publicReads() ([]kind, *routefacts.Router) {
 	for _, g := range groups {
 		for _, rt := range g.Routes {
 			if rt.Cache != "" && rt.Method() == http.MethodGet {
-				out = append(out, kind{name: rt.Pattern, group: g.Name, path: rt.Path(), params: params[rt.Pattern], edgeTTL: routefacts.EdgeTTL(rt.Cache)})
+				out = append(out, kind{name: rt.Pattern, group: g.Name, route: rt, params: params[rt.Pattern], edgeTTL: routefacts.EdgeTTL(rt.Cache)})
 			}
 		}
 	}
@@ -89,10 +88,10 @@ type catalog struct {
 	pubsPages int // pages of GET /publishers per client and order
 }
 
-// values are what the public reads' parameters take over the catalog: a path
-// parameter's by its group and name ("tags id"), a required query parameter's by "?"
-// and its name. A public read whose parameters all have values is in the workload with
-// no line of its own: a URL for each combination.
+// values are what the public reads' parameters take over the catalog, by
+// routefacts.ParamKey ("tags id", "?client"), escaped for the URL. A public read whose
+// parameters all have values is in the workload with no line of its own: a URL for
+// each combination (routefacts.URLs).
 func values(c catalog) map[string][]string {
 	ids := func(v []int64) []string {
 		out := make([]string, len(v))
@@ -104,7 +103,7 @@ func values(c catalog) map[string][]string {
 	var pubIDs []int64
 	var slugs []string
 	for _, p := range c.publishers {
-		pubIDs, slugs = append(pubIDs, p.id), append(slugs, p.slug)
+		pubIDs, slugs = append(pubIDs, p.id), append(slugs, url.PathEscape(p.slug))
 	}
 	return map[string][]string{
 		"?client":         ids(c.clients),
@@ -116,46 +115,8 @@ func values(c catalog) map[string][]string {
 	}
 }
 
-// urls are a kind's URLs over vals: each combination of its path parameters' and
-// required query parameters' values (none when one has no values).
-func (k kind) urls(vals map[string][]string) []string {
-	type url1 struct {
-		path  string
-		query []string
-	}
-	out := []url1{{path: k.path}}
-	for _, p := range k.params {
-		if p.In != "path" && (p.In != "query" || !p.Required) {
-			continue
-		}
-		key := "?" + p.Name
-		if p.In == "path" {
-			key = k.group + " " + p.Name
-		}
-		var next []url1
-		for _, u := range out {
-			for _, v := range vals[key] {
-				if p.In == "path" {
-					next = append(next, url1{strings.Replace(u.path, "{"+p.Name+"}", url.PathEscape(v), 1), u.query})
-				} else {
-					next = append(next, url1{u.path, append(slices.Clip(u.query), p.Name+"="+url.QueryEscape(v))})
-				}
-			}
-		}
-		out = next
-	}
-	urls := make([]string, len(out))
-	for i, u := range out {
-		urls[i] = u.path
-		if len(u.query) > 0 {
-			urls[i] += "?" + strings.Join(u.query, "&")
-		}
-	}
-	return urls
-}
-
 // universe lists every URL the workload may ask for: each public read route over the
-// catalog's ids and slugs (kind.urls), the lists instead with the frontend's usual
+// catalog's ids and slugs (routefacts.URLs over values), the lists instead with the frontend's usual
 // query parameters (every order and page of the publishers, a first page of each
 // publisher's publications).
 func universe(c catalog) []target {
@@ -179,7 +140,7 @@ func universe(c catalog) []target {
 	for _, k := range kinds {
 		urls, ok := lists[k.name]
 		if !ok {
-			urls = k.urls(vals)
+			urls, _ = routefacts.URLs(k.group, k.route, k.params, vals)
 		}
 		for _, u := range urls {
 			out = append(out, target{path: u, kind: k.name})

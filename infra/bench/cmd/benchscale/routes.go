@@ -140,9 +140,9 @@ const pageSize = 20
 // entry's label names it (the same at every size).
 type fill struct{ value, label string }
 
-// fills are the values of the read routes' parameters: a path parameter's by its
-// group and name ("tags id"), a required query parameter's by "?" and its name. A read
-// route whose parameters all have one is benched with no entry of its own.
+// fills are the values of the read routes' parameters, by routefacts.ParamKey ("tags
+// id", "?client"). A read route whose parameters all have one is benched with no entry
+// of its own.
 func fills(c catalogShape) map[string]fill {
 	id := func(v int64, label string) fill { return fill{strconv.FormatInt(v, 10), label} }
 	return map[string]fill{
@@ -179,9 +179,15 @@ func loadAPI() (api, error) {
 // required query parameters filled from fills, a page of pageSize when it has a limit.
 // The routes it cannot fill are in skipped, each with what it lacks.
 func (a api) reads(c catalogShape) (reads []benchRoute, skipped map[string]string) {
-	values := fills(c)
+	values, labels := map[string][]string{}, map[string][]string{}
+	for key, f := range fills(c) {
+		v := url.QueryEscape(f.value)
+		if !strings.HasPrefix(key, "?") {
+			v = url.PathEscape(f.value)
+		}
+		values[key], labels[key] = []string{v}, []string{f.label}
+	}
 	skipped = map[string]string{}
-routes:
 	for _, g := range a.groups {
 		for _, rt := range g.Routes {
 			if rt.Method() != "GET" {
@@ -192,40 +198,20 @@ routes:
 				skipped[rt.Pattern] = "not in the OpenAPI document"
 				continue
 			}
-			path, label := rt.Path(), rt.Path()
-			var query, queryLabel []string
-			paged := false
-			for _, p := range params {
-				if p.In == "query" && p.Name == "limit" {
-					paged = true
-					continue
-				}
-				if p.In != "path" && (p.In != "query" || !p.Required) {
-					continue
-				}
-				key := "?" + p.Name
-				if p.In == "path" {
-					key = g.Name + " " + p.Name
-				}
-				f, ok := values[key]
-				if !ok {
-					skipped[rt.Pattern] = fmt.Sprintf("no value for its %s parameter %s (fills[%q])", p.In, p.Name, key)
-					continue routes
-				}
-				if p.In == "path" {
-					path = strings.Replace(path, "{"+p.Name+"}", url.PathEscape(f.value), 1)
-					label = strings.Replace(label, "{"+p.Name+"}", f.label, 1)
-					continue
-				}
-				query = append(query, p.Name+"="+url.QueryEscape(f.value))
-				queryLabel = append(queryLabel, p.Name+"="+f.label)
+			paths, missing := routefacts.URLs(g.Name, rt, params, values)
+			if missing != "" {
+				skipped[rt.Pattern] = fmt.Sprintf("no value for its parameter %s in fills", missing)
+				continue
 			}
-			if paged {
-				page := fmt.Sprintf("limit=%d", pageSize)
-				query, queryLabel = append(query, page), append(queryLabel, page)
-			}
-			if len(query) > 0 {
-				path, label = path+"?"+strings.Join(query, "&"), label+"?"+strings.Join(queryLabel, "&")
+			named, _ := routefacts.URLs(g.Name, rt, params, labels)
+			path, label := paths[0], named[0]
+			if slices.ContainsFunc(params, func(p routefacts.Param) bool { return p.In == "query" && p.Name == "limit" }) {
+				sep := "?"
+				if strings.Contains(path, "?") {
+					sep = "&"
+				}
+				page := fmt.Sprintf("%slimit=%d", sep, pageSize)
+				path, label = path+page, label+page
 			}
 			reads = append(reads, benchRoute{path: path, label: label})
 		}

@@ -3,6 +3,7 @@ package routefacts
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,4 +54,53 @@ func EdgeTTL(cache string) time.Duration {
 		}
 	}
 	return 0
+}
+
+// ParamKey names a parameter in URLs' values: a path parameter by its route group and
+// name ("tags id"), a query parameter by "?" and its name ("?client").
+func ParamKey(group string, p Param) string {
+	if p.In == "path" {
+		return group + " " + p.Name
+	}
+	return "?" + p.Name
+}
+
+// URLs are the requests for a route of group: each combination of values (by
+// ParamKey, written as they go in the URL) for its path parameters and its required
+// query parameters, the query in the OpenAPI document's order. None when a parameter
+// has no values; missing is then its key.
+func URLs(group string, rt httpapi.Route, params []Param, values map[string][]string) (urls []string, missing string) {
+	type request struct {
+		path  string
+		query []string
+	}
+	out := []request{{path: rt.Path()}}
+	for _, p := range params {
+		if p.In != "path" && (p.In != "query" || !p.Required) {
+			continue
+		}
+		key := ParamKey(group, p)
+		if len(values[key]) == 0 {
+			return nil, key
+		}
+		var next []request
+		for _, r := range out {
+			for _, v := range values[key] {
+				if p.In == "path" {
+					next = append(next, request{strings.Replace(r.path, "{"+p.Name+"}", v, 1), r.query})
+				} else {
+					next = append(next, request{r.path, append(slices.Clip(r.query), p.Name+"="+v)})
+				}
+			}
+		}
+		out = next
+	}
+	for _, r := range out {
+		u := r.path
+		if len(r.query) > 0 {
+			u += "?" + strings.Join(r.query, "&")
+		}
+		urls = append(urls, u)
+	}
+	return urls, ""
 }
