@@ -100,19 +100,35 @@ func (cl *client) do(ctx context.Context, c call) (answer, error) {
 	return a, nil
 }
 
-// routes tells a request's route from the route tables.
-var routes = sync.OnceValue(func() *routefacts.Router {
+// api is the route tables and the OpenAPI document's facts of their routes, read once:
+// the workload's reads derive from them and the report names each call by its route.
+var api = sync.OnceValue(func() apiFacts {
 	groups, err := routefacts.Groups()
 	if err != nil {
 		panic("soak: the route tables: " + err.Error())
 	}
-	return routefacts.NewRouter(groups)
+	params, err := routefacts.Params()
+	if err != nil {
+		panic("soak: the OpenAPI document: " + err.Error())
+	}
+	statuses, err := routefacts.Statuses()
+	if err != nil {
+		panic("soak: the OpenAPI document: " + err.Error())
+	}
+	return apiFacts{groups, routefacts.NewRouter(groups), params, statuses}
 })
+
+type apiFacts struct {
+	groups   []routefacts.Group
+	router   *routefacts.Router
+	params   map[string][]routefacts.Param
+	statuses map[string][]int
+}
 
 // route is the pattern of the route c reaches, as its route table writes it,
 // or its method and path when it reaches none.
 func (c call) route() string {
-	if rt, ok := routes().Route(c.method, c.path); ok {
+	if rt, ok := api().router.Route(c.method, c.path); ok {
 		return rt.Pattern
 	}
 	path, _, _ := strings.Cut(c.path, "?")

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
@@ -18,6 +19,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediacatalog/service/infra/tests/routefacts"
+	"github.com/mediacatalog/service/shared/httpapi"
 )
 
 // The demo data the workload relies on (infra/local/demo): the catalog of client 1, and the
@@ -82,9 +86,11 @@ func (w *reader) cycle(ctx context.Context) error {
 	return err
 }
 
-// publicReads lists the reads of the demo catalog: every tag and publisher by id or
-// slug, lists in each order and with searches and pages, the demo users' avatars,
-// and the answers 400 and 404 of missing parameters and unknown ids.
+// publicReads lists the reads of the demo catalog: every public read of the route
+// tables (a Cache policy) over the demo values of its parameters (routefacts.URLs), its
+// 400 without a required query parameter and its 404 for an id nothing has where the
+// OpenAPI document gives them; the lists also in each order, with searches and pages,
+// and each publisher's publications by pages instead.
 func publicReads(ctx context.Context, cl *client) ([]read, error) {
 	tags, err := listOf[struct{ ID int64 }](ctx, cl, call{class: ClassPublic, method: http.MethodGet,
 		path: "/tags?client=1", want: []int{http.StatusOK}})
@@ -101,39 +107,83 @@ func publicReads(ctx context.Context, cl *client) ([]read, error) {
 	if len(tags) == 0 || len(pubs) == 0 {
 		return nil, fmt.Errorf("the demo catalog has %d tags and %d publishers, want some of each", len(tags), len(pubs))
 	}
-	ok := func(path string) read { return read{ClassPublic, path, http.StatusOK} }
-	reads := []read{
-		ok("/tags?client=1"),
-		{ClassPublic, "/tags", http.StatusBadRequest},
-		{ClassPublic, fmt.Sprintf("/tags/id/%d", noSuch), http.StatusNotFound},
-		ok("/publishers?client=1"),
-		ok("/publishers?client=1&search=a"),
-		ok("/publishers?client=1&limit=3&offset=2"),
-		ok("/publisher/random?client=1"),
-		{ClassPublic, "/publisher/random", http.StatusBadRequest},
-		{ClassPublic, "/publisher/slug/no-such-publisher", http.StatusNotFound},
-	}
-	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
-		reads = append(reads, ok("/publishers?client=1&order="+o))
+	return demoReads(tags, pubs)
+}
+
+// demoReads are publicReads over the demo catalog's tags and publishers.
+func demoReads(tags []struct{ ID int64 }, pubs []struct {
+	ID   int64
+	Slug string
+}) ([]read, error) {
+	values := map[string][]string{
+		"?client": {strconv.Itoa(demoClient)},
+		"cdn res": {"high", "scaled"},
 	}
 	for _, t := range tags {
-		reads = append(reads, ok(fmt.Sprintf("/tags/id/%d", t.ID)))
+		values["tags id"] = append(values["tags id"], strconv.FormatInt(t.ID, 10))
 	}
+	for _, p := range pubs {
+		values["publishers id"] = append(values["publishers id"], strconv.FormatInt(p.ID, 10))
+		values["publishers slug"] = append(values["publishers slug"], url.PathEscape(p.Slug))
+	}
+	for id := int64(adminUser); id <= memberUser; id++ {
+		values["cdn id"] = append(values["cdn id"], strconv.FormatInt(id, 10))
+	}
+	ok := func(path string) read { return read{ClassPublic, path, http.StatusOK} }
+	lists := map[string][]read{}
+	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
+		lists["GET /publishers"] = append(lists["GET /publishers"], ok("/publishers?client=1&order="+o))
+	}
+	lists["GET /publishers"] = append(lists["GET /publishers"], ok("/publishers?client=1"),
+		ok("/publishers?client=1&search=a"), ok("/publishers?client=1&limit=3&offset=2"))
 	for i, p := range pubs {
-		reads = append(reads, ok("/publisher/slug/"+url.PathEscape(p.Slug)),
-			ok(fmt.Sprintf("/publisher/publications/%d?client=1&limit=5&offset=%d", p.ID, i%3)))
+		pr := "GET /publisher/publications/{id}"
+		lists[pr] = append(lists[pr], ok(fmt.Sprintf("/publisher/publications/%d?client=1&limit=5&offset=%d", p.ID, i%3)))
 		if i < 3 {
-			reads = append(reads,
+			lists[pr] = append(lists[pr],
 				ok(fmt.Sprintf("/publisher/publications/%d?client=1&search=a&order=added-desc", p.ID)),
 				ok(fmt.Sprintf("/publisher/publications/%d?client=1&user_lang=Japanese", p.ID)))
 		}
 	}
-	for id := int64(1); id <= memberUser; id++ {
-		for _, res := range []string{"", "/high", "/scaled"} {
-			reads = append(reads, read{ClassAvatar, fmt.Sprintf("/user/avatar/%d%s", id, res), http.StatusOK})
+	facts := api()
+	var reads []read
+	for _, g := range facts.groups {
+		for _, rt := range g.Routes {
+			if rt.Cache == "" || rt.Method() != http.MethodGet {
+				continue
+			}
+			class := ClassPublic
+			if rt.Cache == httpapi.CacheAvatar {
+				class = ClassAvatar
+			}
+			params := facts.params[rt.Pattern]
+			urls, missing := routefacts.URLs(g.Name, rt, params, values)
+			if missing != "" {
+				return nil, fmt.Errorf("%s: the soak has no demo value for its parameter %s", rt.Pattern, missing)
+			}
+			if l, ok := lists[rt.Pattern]; ok {
+				reads = append(reads, l...)
+			} else {
+				for _, u := range urls {
+					reads = append(reads, read{class, u, http.StatusOK})
+				}
+			}
+			documents := func(status int) bool { return slices.Contains(facts.statuses[rt.Pattern], status) }
+			for _, p := range params {
+				if p.In == "query" && p.Required && documents(http.StatusBadRequest) {
+					without := slices.DeleteFunc(slices.Clone(params), func(q routefacts.Param) bool { return q == p })
+					u, _ := routefacts.URLs(g.Name, rt, without, values)
+					reads = append(reads, read{class, u[0], http.StatusBadRequest})
+				}
+			}
+			if i := slices.IndexFunc(params, func(p routefacts.Param) bool { return p.In == "path" }); i >= 0 && documents(http.StatusNotFound) {
+				unknown := maps.Clone(values)
+				unknown[routefacts.ParamKey(g.Name, params[i])] = []string{strconv.Itoa(noSuch)}
+				u, _ := routefacts.URLs(g.Name, rt, params, unknown)
+				reads = append(reads, read{class, u[0], http.StatusNotFound})
+			}
 		}
 	}
-	reads = append(reads, read{ClassAvatar, fmt.Sprintf("/user/avatar/%d/high", noSuch), http.StatusNotFound})
 	return reads, nil
 }
 
