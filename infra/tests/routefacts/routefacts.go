@@ -135,7 +135,7 @@ func Params() (map[string][]Param, error) {
 }
 
 // Statuses are the answers' statuses the OpenAPI document gives each operation
-// ("GET /tags/id/{id}" -> [200 304 400 404 500 503]), in ascending order.
+// by its pattern, in ascending order.
 func Statuses() (map[string][]int, error) {
 	var doc struct {
 		Paths map[string]map[string]yaml.Node `yaml:"paths"`
