@@ -221,9 +221,10 @@ client: ## regenerate the TypeScript client's types from shared/openapi/openapi.
 
 # What derives from the route tables (each group's Routes in shared/<group>/routes.go)
 # and the OpenAPI document: template.yaml's generated regions (each function's events
-# with their throttles, its alarms, the CloudFront Functions' code) and
-# functions/edge/cache-key.js's catalog routes (infra/tests/routefacts), then the
-# TypeScript client's types (make client). make test fails while any differs.
+# with their throttles, its alarms, the CloudFront Functions' code),
+# functions/edge/cache-key.js's catalog routes and each route's sample event in
+# events/<group>/ (infra/tests/routefacts), then the TypeScript client's types (make
+# client). make test fails while any differs.
 generate: client ## regenerate what derives from the route tables and the OpenAPI document (after adding or changing a route)
 	$(GO) test -count=1 -run '^TestGenerated$$' ./infra/tests/routefacts/ -update
 

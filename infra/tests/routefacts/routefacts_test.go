@@ -2,7 +2,9 @@ package routefacts_test
 
 import (
 	"bytes"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,17 +28,36 @@ func TestGenerated(t *testing.T) {
 	for path, want := range files {
 		full := filepath.Join(root, path)
 		got, err := os.ReadFile(full)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && want == nil:
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			got = nil
+		case err != nil:
 			t.Fatal(err)
+		case want == nil:
+			if *update {
+				if err := os.Remove(full); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("removed %s", path)
+				continue
+			}
+			t.Errorf("%s is the event of no route: run make generate and commit the result", path)
+			continue
 		}
-		if bytes.Equal(got, want) {
+		if got != nil && bytes.Equal(got, want) {
 			continue
 		}
 		if *update {
 			if err := os.WriteFile(full, want, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("rewrote %s", path)
+			t.Logf("wrote %s", path)
+			continue
+		}
+		if got == nil {
+			t.Errorf("%s is missing: run make generate and commit the result", path)
 			continue
 		}
 		t.Errorf("%s differs from what the route tables make of it: run make generate and commit the result", path)
