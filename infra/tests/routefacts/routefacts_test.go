@@ -199,3 +199,16 @@ func TestStatuses(t *testing.T) {
 		}
 	}
 }
+
+func TestEventFile(t *testing.T) {
+	for _, tc := range []struct{ pattern, want string }{
+		{"GET /tags", "get-tags.json"},
+		{"GET /tags/count", "get-tags-count.json"},
+		{"GET /tags/id/{id}", "get-tags-id.json"},
+		{"DELETE /auth/oauth/unlink/{provider}", "delete-auth-oauth-unlink.json"},
+	} {
+		if got := routefacts.EventFile(httpapi.Route{Pattern: tc.pattern}); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.pattern, got, tc.want)
+		}
+	}
+}
