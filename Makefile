@@ -224,9 +224,11 @@ client: ## regenerate the TypeScript client's types from shared/openapi/openapi.
 # with their throttles, its alarms, the CloudFront Functions' code),
 # functions/edge/cache-key.js's catalog routes and each route's sample event in
 # events/<group>/ (infra/tests/routefacts), then the TypeScript client's types (make
-# client). make test fails while any differs.
-generate: client ## regenerate what derives from the route tables and the OpenAPI document (after adding or changing a route)
+# client), and the span tree of each event (shared/telemetry's testdata, recorded by
+# serving the events against the stack). make test fails while any differs.
+generate: tools client ## regenerate what derives from the route tables and the OpenAPI document (after adding or changing a route)
 	$(GO) test -count=1 -run '^TestGenerated$$' ./infra/tests/routefacts/ -update
+	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -run '^TestRouteSpanTrees$$' ./shared/telemetry/ -update
 
 # shared/postgres/schema.sql, the schema as the migrations leave it, for readers; make
 # test fails while it differs from what the migrations make.
