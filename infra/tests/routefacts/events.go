@@ -74,11 +74,7 @@ func events(root string, groups []Group, params map[string][]Param) (map[string]
 			if err := stampEvent(ev, rt, ps); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			b, err := ev.marshal()
-			if err != nil {
-				return nil, err
-			}
-			out[path] = b
+			out[path] = ev.marshal()
 		}
 	}
 	return out, nil
@@ -117,15 +113,15 @@ func stampEvent(ev *jsonNode, rt httpapi.Route, ps []Param) error {
 		return fmt.Errorf("pathParameters %v, the route's are %v", values.keys, names)
 	}
 	ctx := ev.get("requestContext")
-	http := ctx.get("http")
-	if ctx == nil || http == nil {
+	request := ctx.get("http")
+	if ctx == nil || request == nil {
 		return errors.New("no requestContext.http")
 	}
 	ev.set("routeKey", jsonString(rt.Pattern))
 	ev.set("rawPath", jsonString(path))
 	ctx.set("routeKey", jsonString(rt.Pattern))
-	http.set("method", jsonString(rt.Method()))
-	http.set("path", jsonString(path))
+	request.set("method", jsonString(rt.Method()))
+	request.set("path", jsonString(path))
 	return nil
 }
 
@@ -301,11 +297,11 @@ func parseValue(dec *json.Decoder) (*jsonNode, error) {
 
 // marshal writes n as json.MarshalIndent would with two spaces, HTML unescaped, and
 // a final newline.
-func (n *jsonNode) marshal() ([]byte, error) {
+func (n *jsonNode) marshal() []byte {
 	var b bytes.Buffer
 	n.write(&b, "")
 	b.WriteString("\n")
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 func (n *jsonNode) write(b *bytes.Buffer, indent string) {
