@@ -221,11 +221,14 @@ client: ## regenerate the TypeScript client's types from shared/openapi/openapi.
 
 # What derives from the route tables (each group's Routes in shared/<group>/routes.go)
 # and the OpenAPI document: template.yaml's generated regions (each function's events
-# with their throttles, its alarms, the CloudFront Functions' code) and
-# functions/edge/cache-key.js's catalog routes (infra/tests/routefacts), then the
-# TypeScript client's types (make client). make test fails while any differs.
-generate: client ## regenerate what derives from the route tables and the OpenAPI document (after adding or changing a route)
+# with their throttles, its alarms, the CloudFront Functions' code),
+# functions/edge/cache-key.js's catalog routes and each route's sample event in
+# events/<group>/ (infra/tests/routefacts), then the TypeScript client's types (make
+# client), and the span tree of each event (shared/telemetry's testdata, recorded by
+# serving the events against the stack). make test fails while any differs.
+generate: tools client ## regenerate what derives from the route tables and the OpenAPI document (after adding or changing a route)
 	$(GO) test -count=1 -run '^TestGenerated$$' ./infra/tests/routefacts/ -update
+	$(WITHSTACK) -ephemeral -- $(GO) test -count=1 -run '^TestRouteSpanTrees$$' ./shared/telemetry/ -update
 
 # shared/postgres/schema.sql, the schema as the migrations leave it, for readers; make
 # test fails while it differs from what the migrations make.

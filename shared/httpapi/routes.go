@@ -7,13 +7,14 @@ import (
 
 // Route is one API route, one line of its group's route table (the group's Routes):
 // the facts every other place derives from. Pattern is the API's route as API
-// Gateway, the OpenAPI document and template.yaml name it ("GET /tags/id/{id}"). Mux,
-// when set, is the pattern registered on the ServeMux instead, for the rare route
-// whose API pattern overlaps another's in ways ServeMux refuses (see the oauth group).
-// The route's permission is the auth.Guard that wraps its Handler; its documented
-// query parameters are the OpenAPI document's. make generate writes template.yaml's
-// events and alarms and the edge's cache key from these facts
-// (infra/tests/routefacts), and make test fails while they differ.
+// Gateway, the OpenAPI document and template.yaml name it (method, space, path with
+// its {wildcards}). Mux, when set, is the pattern registered on the ServeMux instead,
+// for the rare route whose API pattern overlaps another's in ways ServeMux refuses
+// (see the oauth group). The route's permission is the auth.Guard that wraps its
+// Handler; its documented query parameters are the OpenAPI document's. make generate
+// writes template.yaml's events and alarms, the edge's cache key and the sample events
+// of events/ from these facts (infra/tests/routefacts), and make test fails while they
+// differ; the benchmarks and the soak derive their requests from them.
 type Route struct {
 	Pattern string
 	Mux     string

@@ -147,7 +147,8 @@ func knownMethod(m string) string {
 // server's).
 var writeMu sync.Mutex
 
-// Route names the request's span and metrics by the route's pattern ("GET /tags/id/{id}").
+// Route names the request's span and metrics by the route's pattern, as its route
+// table writes it (method, space, path with its wildcards).
 func Route(pattern string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if st := stateOf(r.Context()); st != nil {

@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/mediacatalog/service/infra/tests/routefacts"
 )
 
 // errAbandon ends a worker's cycle after an answer it did not expect: the next cycle
@@ -38,10 +41,10 @@ type answer struct {
 	body   []byte
 }
 
-// call is one request: its class and route (the pattern) for the report, and the
-// statuses that are the right answer.
+// call is one request: its class for the report, and the statuses that are the right
+// answer. The report names it by its route (call.route).
 type call struct {
-	class, route string
+	class        string
 	method, path string
 	body         any         // JSON, when not nil
 	header       http.Header // added to the request
@@ -85,16 +88,51 @@ func (cl *client) do(ctx context.Context, c call) (answer, error) {
 		return answer{}, ctx.Err() // the soak ended under it: not the service's answer
 	}
 	if err != nil {
-		cl.rec.answer(c.class, 0, &outcome{Class: c.class, Route: c.route, Status: 0, Detail: err.Error(), Start: start, End: end})
+		cl.rec.answer(c.class, 0, &outcome{Class: c.class, Route: c.route(), Status: 0, Detail: err.Error(), Start: start, End: end})
 		return a, errAbandon
 	}
 	if !slices.Contains(c.want, a.status) {
-		cl.rec.answer(c.class, a.status, &outcome{Class: c.class, Route: c.route, Status: a.status,
+		cl.rec.answer(c.class, a.status, &outcome{Class: c.class, Route: c.route(), Status: a.status,
 			Detail: fmt.Sprintf("want %v: %.200s", c.want, bytes.TrimSpace(a.body)), Start: start, End: end})
 		return a, errAbandon
 	}
 	cl.rec.answer(c.class, a.status, nil)
 	return a, nil
+}
+
+// api is the route tables and the OpenAPI document's facts of their routes, read once:
+// the workload's reads derive from them and the report names each call by its route.
+var api = sync.OnceValue(func() apiFacts {
+	groups, err := routefacts.Groups()
+	if err != nil {
+		panic("soak: the route tables: " + err.Error())
+	}
+	params, err := routefacts.Params()
+	if err != nil {
+		panic("soak: the OpenAPI document: " + err.Error())
+	}
+	statuses, err := routefacts.Statuses()
+	if err != nil {
+		panic("soak: the OpenAPI document: " + err.Error())
+	}
+	return apiFacts{groups, routefacts.NewRouter(groups), params, statuses}
+})
+
+type apiFacts struct {
+	groups   []routefacts.Group
+	router   *routefacts.Router
+	params   map[string][]routefacts.Param
+	statuses map[string][]int
+}
+
+// route is the pattern of the route c reaches, as its route table writes it,
+// or its method and path when it reaches none.
+func (c call) route() string {
+	if rt, ok := api().router.Route(c.method, c.path); ok {
+		return rt.Pattern
+	}
+	path, _, _ := strings.Cut(c.path, "?")
+	return c.method + " " + path
 }
 
 func (cl *client) send(req *http.Request) (answer, error) {
@@ -124,7 +162,7 @@ func (cl *client) check(ok bool, class, name string, at time.Time, detail string
 func decode[T any](cl *client, c call, a answer, at time.Time) (T, error) {
 	var v T
 	if err := json.Unmarshal(a.body, &v); err != nil {
-		return v, cl.check(false, c.class, c.route+" body", at, "%v: %.200s", err, a.body)
+		return v, cl.check(false, c.class, c.route()+" body", at, "%v: %.200s", err, a.body)
 	}
 	return v, nil
 }

@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mediacatalog/service/infra/local/localservices"
+	"github.com/mediacatalog/service/shared/httpapi"
 )
 
 // TestShortSoak is make soak in under two minutes: a minute of the workload, with
@@ -167,6 +169,57 @@ func TestOnlyTheLocalServerLinksDebug(t *testing.T) {
 		}
 		if slices.Contains(deps("./functions/..."), p) {
 			t.Errorf("a Lambda function links %s", p)
+		}
+	}
+}
+
+// TestCallRoute: the report names a call by the route the tables give its request,
+// a missing parameter's or an unknown id's answer included; by its method and path
+// when no route has it.
+func TestCallRoute(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{http.MethodGet, "/tags", "GET /tags"},
+		{http.MethodGet, "/publisher/publications/2?client=1&limit=5", "GET /publisher/publications/{id}"},
+		{http.MethodGet, "/auth/oauth/google/callback?state=s&code=c", "GET /auth/oauth/{provider}/callback"},
+		{http.MethodDelete, "/admin-roles/delete/7", "DELETE /admin-roles/delete/{id}"},
+		{http.MethodPost, "/no/such?x=1", "POST /no/such"},
+	} {
+		if got := (call{method: tc.method, path: tc.path}).route(); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.method, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestDemoReads: the public reads cover every route of the tables with a Cache
+// policy with a 200, each read reaches such a route, and the avatars are their own
+// class.
+func TestDemoReads(t *testing.T) {
+	reads, err := demoReads([]struct{ ID int64 }{{1}, {2}}, []struct {
+		ID   int64
+		Slug string
+	}{{1, "kodansha"}, {2, "shueisha"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]int{}
+	for _, r := range reads {
+		rt, found := api().router.Route(http.MethodGet, r.path)
+		if !found || rt.Cache == "" {
+			t.Errorf("%s reaches no public read", r.path)
+			continue
+		}
+		if avatar := rt.Cache == httpapi.CacheAvatar; avatar != (r.class == ClassAvatar) {
+			t.Errorf("%s: class %s", r.path, r.class)
+		}
+		if r.want == http.StatusOK {
+			ok[rt.Pattern]++
+		}
+	}
+	for _, g := range api().groups {
+		for _, rt := range g.Routes {
+			if rt.Cache != "" && ok[rt.Pattern] == 0 {
+				t.Errorf("%s: no read answered 200", rt.Pattern)
+			}
 		}
 	}
 }

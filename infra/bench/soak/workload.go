@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
@@ -18,6 +19,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediacatalog/service/infra/tests/routefacts"
+	"github.com/mediacatalog/service/shared/httpapi"
 )
 
 // The demo data the workload relies on (infra/local/demo): the catalog of client 1, and the
@@ -51,8 +55,8 @@ func runWorker(ctx context.Context, w worker) {
 
 // read is one public read and its answer.
 type read struct {
-	class, route, path string
-	want               int
+	class, path string
+	want        int
 }
 
 // reader sends the public reads in random order, half of them with the ETag of
@@ -66,7 +70,7 @@ type reader struct {
 
 func (w *reader) cycle(ctx context.Context) error {
 	r := w.reads[w.rng.IntN(len(w.reads))]
-	c := call{class: r.class, route: r.route, method: http.MethodGet, path: r.path, want: []int{r.want}}
+	c := call{class: r.class, method: http.MethodGet, path: r.path, want: []int{r.want}}
 	if etag := w.etags[r.path]; etag != "" && w.rng.IntN(2) == 0 {
 		c.header = ifNoneMatch(etag)
 		if r.want == http.StatusOK {
@@ -82,11 +86,13 @@ func (w *reader) cycle(ctx context.Context) error {
 	return err
 }
 
-// publicReads lists the reads of the demo catalog: every tag and publisher by id or
-// slug, lists in each order and with searches and pages, the demo users' avatars,
-// and the answers 400 and 404 of missing parameters and unknown ids.
+// publicReads lists the reads of the demo catalog: every public read of the route
+// tables (a Cache policy) over the demo values of its parameters (routefacts.URLs), its
+// 400 without a required query parameter and its 404 for an id nothing has where the
+// OpenAPI document gives them; the lists also in each order, with searches and pages,
+// and each publisher's publications by pages instead.
 func publicReads(ctx context.Context, cl *client) ([]read, error) {
-	tags, err := listOf[struct{ ID int64 }](ctx, cl, call{class: ClassPublic, route: "GET /tags", method: http.MethodGet,
+	tags, err := listOf[struct{ ID int64 }](ctx, cl, call{class: ClassPublic, method: http.MethodGet,
 		path: "/tags?client=1", want: []int{http.StatusOK}})
 	if err != nil {
 		return nil, err
@@ -94,46 +100,90 @@ func publicReads(ctx context.Context, cl *client) ([]read, error) {
 	pubs, err := listOf[struct {
 		ID   int64
 		Slug string
-	}](ctx, cl, call{class: ClassPublic, route: "GET /publishers", method: http.MethodGet, path: "/publishers?client=1", want: []int{http.StatusOK}})
+	}](ctx, cl, call{class: ClassPublic, method: http.MethodGet, path: "/publishers?client=1", want: []int{http.StatusOK}})
 	if err != nil {
 		return nil, err
 	}
 	if len(tags) == 0 || len(pubs) == 0 {
 		return nil, fmt.Errorf("the demo catalog has %d tags and %d publishers, want some of each", len(tags), len(pubs))
 	}
-	ok := func(route, path string) read { return read{ClassPublic, route, path, http.StatusOK} }
-	reads := []read{
-		ok("GET /tags", "/tags?client=1"),
-		{ClassPublic, "GET /tags", "/tags", http.StatusBadRequest},
-		{ClassPublic, "GET /tags/id/{id}", fmt.Sprintf("/tags/id/%d", noSuch), http.StatusNotFound},
-		ok("GET /publishers", "/publishers?client=1"),
-		ok("GET /publishers", "/publishers?client=1&search=a"),
-		ok("GET /publishers", "/publishers?client=1&limit=3&offset=2"),
-		ok("GET /publisher/random", "/publisher/random?client=1"),
-		{ClassPublic, "GET /publisher/random", "/publisher/random", http.StatusBadRequest},
-		{ClassPublic, "GET /publisher/slug/{slug}", "/publisher/slug/no-such-publisher", http.StatusNotFound},
-	}
-	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
-		reads = append(reads, ok("GET /publishers", "/publishers?client=1&order="+o))
+	return demoReads(tags, pubs)
+}
+
+// demoReads are publicReads over the demo catalog's tags and publishers.
+func demoReads(tags []struct{ ID int64 }, pubs []struct {
+	ID   int64
+	Slug string
+}) ([]read, error) {
+	values := map[string][]string{
+		"?client": {strconv.Itoa(demoClient)},
+		"cdn res": {"high", "scaled"},
 	}
 	for _, t := range tags {
-		reads = append(reads, ok("GET /tags/id/{id}", fmt.Sprintf("/tags/id/%d", t.ID)))
+		values["tags id"] = append(values["tags id"], strconv.FormatInt(t.ID, 10))
 	}
+	for _, p := range pubs {
+		values["publishers id"] = append(values["publishers id"], strconv.FormatInt(p.ID, 10))
+		values["publishers slug"] = append(values["publishers slug"], url.PathEscape(p.Slug))
+	}
+	for id := int64(adminUser); id <= memberUser; id++ {
+		values["cdn id"] = append(values["cdn id"], strconv.FormatInt(id, 10))
+	}
+	ok := func(path string) read { return read{ClassPublic, path, http.StatusOK} }
+	lists := map[string][]read{}
+	for _, o := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
+		lists["GET /publishers"] = append(lists["GET /publishers"], ok("/publishers?client=1&order="+o))
+	}
+	lists["GET /publishers"] = append(lists["GET /publishers"], ok("/publishers?client=1"),
+		ok("/publishers?client=1&search=a"), ok("/publishers?client=1&limit=3&offset=2"))
 	for i, p := range pubs {
-		reads = append(reads, ok("GET /publisher/slug/{slug}", "/publisher/slug/"+url.PathEscape(p.Slug)),
-			ok("GET /publisher/publications/{id}", fmt.Sprintf("/publisher/publications/%d?client=1&limit=5&offset=%d", p.ID, i%3)))
+		pr := "GET /publisher/publications/{id}"
+		lists[pr] = append(lists[pr], ok(fmt.Sprintf("/publisher/publications/%d?client=1&limit=5&offset=%d", p.ID, i%3)))
 		if i < 3 {
-			reads = append(reads,
-				ok("GET /publisher/publications/{id}", fmt.Sprintf("/publisher/publications/%d?client=1&search=a&order=added-desc", p.ID)),
-				ok("GET /publisher/publications/{id}", fmt.Sprintf("/publisher/publications/%d?client=1&user_lang=Japanese", p.ID)))
+			lists[pr] = append(lists[pr],
+				ok(fmt.Sprintf("/publisher/publications/%d?client=1&search=a&order=added-desc", p.ID)),
+				ok(fmt.Sprintf("/publisher/publications/%d?client=1&user_lang=Japanese", p.ID)))
 		}
 	}
-	for id := int64(1); id <= memberUser; id++ {
-		for _, res := range []string{"", "/high", "/scaled"} {
-			reads = append(reads, read{ClassAvatar, "GET /user/avatar/{id}/{res}", fmt.Sprintf("/user/avatar/%d%s", id, res), http.StatusOK})
+	facts := api()
+	var reads []read
+	for _, g := range facts.groups {
+		for _, rt := range g.Routes {
+			if rt.Cache == "" || rt.Method() != http.MethodGet {
+				continue
+			}
+			class := ClassPublic
+			if rt.Cache == httpapi.CacheAvatar {
+				class = ClassAvatar
+			}
+			params := facts.params[rt.Pattern]
+			urls, missing := routefacts.URLs(g.Name, rt, params, values)
+			if missing != "" {
+				return nil, fmt.Errorf("%s: the soak has no demo value for its parameter %s", rt.Pattern, missing)
+			}
+			if l, ok := lists[rt.Pattern]; ok {
+				reads = append(reads, l...)
+			} else {
+				for _, u := range urls {
+					reads = append(reads, read{class, u, http.StatusOK})
+				}
+			}
+			documents := func(status int) bool { return slices.Contains(facts.statuses[rt.Pattern], status) }
+			for _, p := range params {
+				if p.In == "query" && p.Required && documents(http.StatusBadRequest) {
+					without := slices.DeleteFunc(slices.Clone(params), func(q routefacts.Param) bool { return q == p })
+					u, _ := routefacts.URLs(g.Name, rt, without, values)
+					reads = append(reads, read{class, u[0], http.StatusBadRequest})
+				}
+			}
+			if i := slices.IndexFunc(params, func(p routefacts.Param) bool { return p.In == "path" }); i >= 0 && documents(http.StatusNotFound) {
+				unknown := maps.Clone(values)
+				unknown[routefacts.ParamKey(g.Name, params[i])] = []string{strconv.Itoa(noSuch)}
+				u, _ := routefacts.URLs(g.Name, rt, params, unknown)
+				reads = append(reads, read{class, u[0], http.StatusNotFound})
+			}
 		}
 	}
-	reads = append(reads, read{ClassAvatar, "GET /user/avatar/{id}/{res}", fmt.Sprintf("/user/avatar/%d/high", noSuch), http.StatusNotFound})
 	return reads, nil
 }
 
@@ -160,7 +210,7 @@ func idByName(cl *client, c call, list []named, name string, at time.Time) (int6
 			return n.ID, nil
 		}
 	}
-	return 0, cl.check(false, c.class, c.route+" lists "+name, at, "%s not among %d entries", name, len(list))
+	return 0, cl.check(false, c.class, c.route()+" lists "+name, at, "%s not among %d entries", name, len(list))
 }
 
 // admin is the base of the administrators' workers: a session of the demo admin, a
@@ -178,12 +228,12 @@ func (w *admin) next() string {
 	return fmt.Sprintf("%s-%d", w.name, w.n)
 }
 
-func (w *admin) do(ctx context.Context, class, route, method, path string, body any, want ...int) (answer, error) {
-	return w.cl.do(ctx, call{class: class, route: route, method: method, path: path, body: body, admin: true, want: want})
+func (w *admin) do(ctx context.Context, class, method, path string, body any, want ...int) (answer, error) {
+	return w.cl.do(ctx, call{class: class, method: method, path: path, body: body, admin: true, want: want})
 }
 
 func (w *admin) roleID(ctx context.Context, name string) (int64, error) {
-	c := call{class: ClassAdminRead, route: "GET /admin-roles", method: http.MethodGet, path: "/admin-roles", admin: true, want: []int{http.StatusOK}}
+	c := call{class: ClassAdminRead, method: http.MethodGet, path: "/admin-roles", admin: true, want: []int{http.StatusOK}}
 	at := time.Now()
 	roles, err := listOf[named](ctx, w.cl, c)
 	if err != nil {
@@ -200,11 +250,11 @@ type rolesWorker struct{ admin }
 func (w *rolesWorker) cycle(ctx context.Context) error {
 	name := w.next()
 	perm, role := name+"-perm", name+"-role"
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-permissions/add", http.MethodPost, "/admin-permissions/add",
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, "/admin-permissions/add",
 		map[string]string{"name": perm, "description": "soak permission"}, http.StatusOK); err != nil {
 		return err
 	}
-	c := call{class: ClassAdminRead, route: "GET /admin-permissions", method: http.MethodGet, path: "/admin-permissions", admin: true, want: []int{http.StatusOK}}
+	c := call{class: ClassAdminRead, method: http.MethodGet, path: "/admin-permissions", admin: true, want: []int{http.StatusOK}}
 	at := time.Now()
 	perms, err := listOf[named](ctx, w.cl, c)
 	if err != nil {
@@ -214,14 +264,14 @@ func (w *rolesWorker) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassAdminRead, "GET /admin-permissions/id/{id}", http.MethodGet, fmt.Sprintf("/admin-permissions/id/%d", pid), nil, http.StatusOK); err != nil {
+	if _, err := w.do(ctx, ClassAdminRead, http.MethodGet, fmt.Sprintf("/admin-permissions/id/%d", pid), nil, http.StatusOK); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-permissions/edit/{id}", http.MethodPost, fmt.Sprintf("/admin-permissions/edit/%d", pid),
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, fmt.Sprintf("/admin-permissions/edit/%d", pid),
 		map[string]string{"name": perm + "-e", "description": "soak permission, edited"}, http.StatusOK); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-roles/add", http.MethodPost, "/admin-roles/add",
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, "/admin-roles/add",
 		map[string]string{"name": role, "description": "soak role"}, http.StatusOK); err != nil {
 		return err
 	}
@@ -229,11 +279,11 @@ func (w *rolesWorker) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-roles/edit/{id}", http.MethodPost, fmt.Sprintf("/admin-roles/edit/%d", rid),
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, fmt.Sprintf("/admin-roles/edit/%d", rid),
 		map[string]any{"name": role + "-e", "description": "soak role, edited", "added_permissions": []int64{pid}}, http.StatusOK); err != nil {
 		return err
 	}
-	rc := call{class: ClassAdminRead, route: "GET /admin-roles/id/{id}", method: http.MethodGet, path: fmt.Sprintf("/admin-roles/id/%d", rid), admin: true, want: []int{http.StatusOK}}
+	rc := call{class: ClassAdminRead, method: http.MethodGet, path: fmt.Sprintf("/admin-roles/id/%d", rid), admin: true, want: []int{http.StatusOK}}
 	at = time.Now()
 	a, err := w.cl.do(ctx, rc)
 	if err != nil {
@@ -250,17 +300,17 @@ func (w *rolesWorker) cycle(ctx context.Context) error {
 		ClassAdminRead, "role edit read back", at, "role %d: %+v, want %s-e granting %d", rid, detail, role, pid); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-roles/add", http.MethodPost, "/admin-roles/add",
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, "/admin-roles/add",
 		map[string]string{"name": role + "-e", "description": "the same name"}, http.StatusConflict); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassDelete, "DELETE /admin-permissions/delete/{id}", http.MethodDelete, fmt.Sprintf("/admin-permissions/delete/%d", pid), nil, http.StatusOK); err != nil {
+	if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-permissions/delete/%d", pid), nil, http.StatusOK); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassDelete, "DELETE /admin-roles/delete/{id}", http.MethodDelete, fmt.Sprintf("/admin-roles/delete/%d", rid), nil, http.StatusOK); err != nil {
+	if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-roles/delete/%d", rid), nil, http.StatusOK); err != nil {
 		return err
 	}
-	_, err = w.do(ctx, ClassAdminRead, "GET /admin-roles/id/{id}", http.MethodGet, fmt.Sprintf("/admin-roles/id/%d", rid), nil, http.StatusNotFound)
+	_, err = w.do(ctx, ClassAdminRead, http.MethodGet, fmt.Sprintf("/admin-roles/id/%d", rid), nil, http.StatusNotFound)
 	return err
 }
 
@@ -270,11 +320,11 @@ type contributorsWorker struct{ admin }
 
 func (w *contributorsWorker) cycle(ctx context.Context) error {
 	last := strings.ReplaceAll(w.next(), "-", " ")
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-contributors/add", http.MethodPost, "/admin-contributors/add",
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, "/admin-contributors/add",
 		map[string]any{"first_name": "Soak", "last_name": last}, http.StatusOK); err != nil {
 		return err
 	}
-	c := call{class: ClassAdminRead, route: "GET /admin-contributors", method: http.MethodGet, admin: true, want: []int{http.StatusOK},
+	c := call{class: ClassAdminRead, method: http.MethodGet, admin: true, want: []int{http.StatusOK},
 		path: "/admin-contributors?client=1&limit=5&search=" + url.QueryEscape(last)}
 	at := time.Now()
 	a, err := w.cl.do(ctx, c)
@@ -296,32 +346,32 @@ func (w *contributorsWorker) cycle(ctx context.Context) error {
 			id = ct.ID
 		}
 	}
-	if err := w.cl.check(id != 0, c.class, "GET /admin-contributors finds the added", at, "no contributor %q among %d", last, len(page.Contributors)); err != nil {
+	if err := w.cl.check(id != 0, c.class, c.route()+" finds the added", at, "no contributor %q among %d", last, len(page.Contributors)); err != nil {
 		return err
 	}
 	path := func(p string) string { return fmt.Sprintf(p, id) }
 	steps := []struct {
-		class, route, method, path string
-		body                       any
-		want                       int
+		class, method, path string
+		body                any
+		want                int
 	}{
-		{ClassAdminRead, "GET /admin-contributors/id/{id}", http.MethodGet, path("/admin-contributors/id/%d"), nil, http.StatusOK},
-		{ClassAdminWrite, "POST /admin-contributors/edit/{id}", http.MethodPost, path("/admin-contributors/edit/%d"), map[string]any{
+		{ClassAdminRead, http.MethodGet, path("/admin-contributors/id/%d"), nil, http.StatusOK},
+		{ClassAdminWrite, http.MethodPost, path("/admin-contributors/edit/%d"), map[string]any{
 			"first_name": "Soak", "last_name": last, "gender": "female", "type": "person", "public": true,
 			"links": []string{"https://example.com/" + url.PathEscape(last)},
 		}, http.StatusOK},
-		{ClassUpload, "POST /admin-contributors/update-avatar/{id}", http.MethodPost, path("/admin-contributors/update-avatar/%d"), map[string]string{"image": picture(w.rng)}, http.StatusOK},
-		{ClassAdminRead, "GET /admin-contributors/id/{id}", http.MethodGet, path("/admin-contributors/id/%d"), nil, http.StatusOK},
-		{ClassDelete, "DELETE /admin-contributors/delete-avatar/{id}", http.MethodDelete, path("/admin-contributors/delete-avatar/%d"), nil, http.StatusOK},
+		{ClassUpload, http.MethodPost, path("/admin-contributors/update-avatar/%d"), map[string]string{"image": picture(w.rng)}, http.StatusOK},
+		{ClassAdminRead, http.MethodGet, path("/admin-contributors/id/%d"), nil, http.StatusOK},
+		{ClassDelete, http.MethodDelete, path("/admin-contributors/delete-avatar/%d"), nil, http.StatusOK},
 		// No avatar left: the contract's 500.
-		{ClassDelete, "DELETE /admin-contributors/delete-avatar/{id}", http.MethodDelete, path("/admin-contributors/delete-avatar/%d"), nil, http.StatusInternalServerError},
-		{ClassUpload, "POST /admin-contributors/update-avatar/{id}", http.MethodPost, path("/admin-contributors/update-avatar/%d"), map[string]string{"image": picture(w.rng)}, http.StatusOK},
-		{ClassAdminWrite, "POST /admin-contributors/add", http.MethodPost, "/admin-contributors/add", map[string]any{"first_name": "Soak", "last_name": last}, http.StatusConflict},
-		{ClassDelete, "DELETE /admin-contributors/delete/{id}", http.MethodDelete, path("/admin-contributors/delete/%d"), nil, http.StatusOK},
-		{ClassAdminRead, "GET /admin-contributors/id/{id}", http.MethodGet, path("/admin-contributors/id/%d"), nil, http.StatusNotFound},
+		{ClassDelete, http.MethodDelete, path("/admin-contributors/delete-avatar/%d"), nil, http.StatusInternalServerError},
+		{ClassUpload, http.MethodPost, path("/admin-contributors/update-avatar/%d"), map[string]string{"image": picture(w.rng)}, http.StatusOK},
+		{ClassAdminWrite, http.MethodPost, "/admin-contributors/add", map[string]any{"first_name": "Soak", "last_name": last}, http.StatusConflict},
+		{ClassDelete, http.MethodDelete, path("/admin-contributors/delete/%d"), nil, http.StatusOK},
+		{ClassAdminRead, http.MethodGet, path("/admin-contributors/id/%d"), nil, http.StatusNotFound},
 	}
 	for _, s := range steps {
-		if _, err := w.do(ctx, s.class, s.route, s.method, s.path, s.body, s.want); err != nil {
+		if _, err := w.do(ctx, s.class, s.method, s.path, s.body, s.want); err != nil {
 			return err
 		}
 	}
@@ -337,11 +387,11 @@ func (w *usersWorker) cycle(ctx context.Context) error {
 	name := w.next()
 	role := name + "-role"
 	avatar := fmt.Sprintf("/user/avatar/%d/high", memberUser)
-	before, err := w.cl.do(ctx, call{class: ClassAvatar, route: "GET /user/avatar/{id}/{res}", method: http.MethodGet, path: avatar, want: []int{http.StatusOK}})
+	before, err := w.cl.do(ctx, call{class: ClassAvatar, method: http.MethodGet, path: avatar, want: []int{http.StatusOK}})
 	if err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-roles/add", http.MethodPost, "/admin-roles/add",
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, "/admin-roles/add",
 		map[string]string{"name": role, "description": "soak role"}, http.StatusOK); err != nil {
 		return err
 	}
@@ -350,11 +400,11 @@ func (w *usersWorker) cycle(ctx context.Context) error {
 		return err
 	}
 	username := "member-" + name
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-users/edit/{id}", http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", memberUser),
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", memberUser),
 		map[string]any{"username": username, "age_verified": w.n%2 == 0, "added_roles": []int64{rid}}, http.StatusOK); err != nil {
 		return err
 	}
-	uc := call{class: ClassAdminRead, route: "GET /admin-users/id/{id}", method: http.MethodGet, path: fmt.Sprintf("/admin-users/id/%d", memberUser), admin: true, want: []int{http.StatusOK}}
+	uc := call{class: ClassAdminRead, method: http.MethodGet, path: fmt.Sprintf("/admin-users/id/%d", memberUser), admin: true, want: []int{http.StatusOK}}
 	at := time.Now()
 	a, err := w.cl.do(ctx, uc)
 	if err != nil {
@@ -372,20 +422,20 @@ func (w *usersWorker) cycle(ctx context.Context) error {
 		return err
 	}
 	for _, q := range []string{"order=registered-desc&limit=10", "search=" + url.QueryEscape(username), fmt.Sprintf("role=%d", rid), "order=name-asc&limit=2&offset=1"} {
-		if _, err := w.do(ctx, ClassAdminRead, "GET /admin-users", http.MethodGet, "/admin-users?"+q, nil, http.StatusOK); err != nil {
+		if _, err := w.do(ctx, ClassAdminRead, http.MethodGet, "/admin-users?"+q, nil, http.StatusOK); err != nil {
 			return err
 		}
 	}
-	if _, err := w.do(ctx, ClassAdminWrite, "POST /admin-users/edit/{id}", http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", memberUser),
+	if _, err := w.do(ctx, ClassAdminWrite, http.MethodPost, fmt.Sprintf("/admin-users/edit/%d", memberUser),
 		map[string]any{"username": "admin"}, http.StatusConflict); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassUpload, "POST /admin-users/update-image/{id}", http.MethodPost, fmt.Sprintf("/admin-users/update-image/%d", memberUser),
+	if _, err := w.do(ctx, ClassUpload, http.MethodPost, fmt.Sprintf("/admin-users/update-image/%d", memberUser),
 		map[string]string{"image": picture(w.rng)}, http.StatusOK); err != nil {
 		return err
 	}
 	at = time.Now()
-	after, err := w.cl.do(ctx, call{class: ClassAvatar, route: "GET /user/avatar/{id}/{res}", method: http.MethodGet, path: avatar,
+	after, err := w.cl.do(ctx, call{class: ClassAvatar, method: http.MethodGet, path: avatar,
 		header: ifNoneMatch(etagOf(before)), want: []int{http.StatusOK, http.StatusNotModified}})
 	if err != nil {
 		return err
@@ -394,22 +444,22 @@ func (w *usersWorker) cycle(ctx context.Context) error {
 		"after the upload: %d with ETag %s, the picture before had %s", after.status, etagOf(after), etagOf(before)); err != nil {
 		return err
 	}
-	if _, err := w.cl.do(ctx, call{class: ClassAvatar, route: "GET /user/avatar/{id}/{res}", method: http.MethodGet, path: avatar,
+	if _, err := w.cl.do(ctx, call{class: ClassAvatar, method: http.MethodGet, path: avatar,
 		header: ifNoneMatch(etagOf(after)), want: []int{http.StatusNotModified}}); err != nil {
 		return err
 	}
 	// The role goes while the member holds it; the member keeps the default role.
-	if _, err := w.do(ctx, ClassDelete, "DELETE /admin-roles/delete/{id}", http.MethodDelete, fmt.Sprintf("/admin-roles/delete/%d", rid), nil, http.StatusOK); err != nil {
+	if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-roles/delete/%d", rid), nil, http.StatusOK); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassDelete, "DELETE /admin-users/delete-image/{id}", http.MethodDelete, fmt.Sprintf("/admin-users/delete-image/%d", memberUser), nil, http.StatusOK); err != nil {
+	if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-users/delete-image/%d", memberUser), nil, http.StatusOK); err != nil {
 		return err
 	}
 	// No picture left: the contract's 500.
-	if _, err := w.do(ctx, ClassDelete, "DELETE /admin-users/delete-image/{id}", http.MethodDelete, fmt.Sprintf("/admin-users/delete-image/%d", memberUser), nil, http.StatusInternalServerError); err != nil {
+	if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-users/delete-image/%d", memberUser), nil, http.StatusInternalServerError); err != nil {
 		return err
 	}
-	_, err = w.do(ctx, ClassAdminRead, "GET /admin-users/id/{id}", http.MethodGet, fmt.Sprintf("/admin-users/id/%d", noSuch), nil, http.StatusNotFound)
+	_, err = w.do(ctx, ClassAdminRead, http.MethodGet, fmt.Sprintf("/admin-users/id/%d", noSuch), nil, http.StatusNotFound)
 	return err
 }
 
@@ -425,7 +475,7 @@ type oauthWorker struct {
 func (w *oauthWorker) cycle(ctx context.Context) error {
 	for len(w.stale) > 0 {
 		id := w.stale[0]
-		if _, err := w.do(ctx, ClassDelete, "DELETE /admin-users/delete/{id}", http.MethodDelete, fmt.Sprintf("/admin-users/delete/%d", id),
+		if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-users/delete/%d", id),
 			nil, http.StatusOK, http.StatusNotFound); err != nil {
 			return err
 		}
@@ -437,8 +487,7 @@ func (w *oauthWorker) cycle(ctx context.Context) error {
 		return err
 	}
 	user := &client{base: w.cl.base, http: withJar(w.cl.http, jar), rec: w.cl.rec, pace: w.cl.pace}
-	q, err := w.flow(ctx, user, provider, "GET /auth/oauth/{provider}", "/auth/oauth/"+provider,
-		"GET /auth/oauth/{provider}/callback", "oauth_success")
+	q, err := w.flow(ctx, user, provider, "/auth/oauth/"+provider, "oauth_success")
 	if err != nil {
 		return err
 	}
@@ -448,12 +497,11 @@ func (w *oauthWorker) cycle(ctx context.Context) error {
 		return err
 	}
 	w.stale = append(w.stale, id)
-	conns := call{class: ClassOAuth, route: "GET /auth/oauth/connections", method: http.MethodGet, path: "/auth/oauth/connections", want: []int{http.StatusOK}}
+	conns := call{class: ClassOAuth, method: http.MethodGet, path: "/auth/oauth/connections", want: []int{http.StatusOK}}
 	if _, err := user.do(ctx, conns); err != nil {
 		return err
 	}
-	q, err = w.flow(ctx, user, "discord", "GET /auth/oauth/link/{provider}", "/auth/oauth/link/discord",
-		"GET /auth/oauth/link/{provider}/callback", "link_success")
+	q, err = w.flow(ctx, user, "discord", "/auth/oauth/link/discord", "link_success")
 	if err != nil {
 		return err
 	}
@@ -470,26 +518,26 @@ func (w *oauthWorker) cycle(ctx context.Context) error {
 	if err := w.cl.check(len(linked) == 2, ClassOAuth, "connections list the link", at, "user %d's connections: %+v, want %s and discord", id, linked, provider); err != nil {
 		return err
 	}
-	if _, err := user.do(ctx, call{class: ClassDelete, route: "DELETE /auth/oauth/unlink/{provider}", method: http.MethodDelete,
+	if _, err := user.do(ctx, call{class: ClassDelete, method: http.MethodDelete,
 		path: "/auth/oauth/unlink/discord", want: []int{http.StatusOK}}); err != nil {
 		return err
 	}
 	// The last login method stays.
-	if _, err := user.do(ctx, call{class: ClassDelete, route: "DELETE /auth/oauth/unlink/{provider}", method: http.MethodDelete,
+	if _, err := user.do(ctx, call{class: ClassDelete, method: http.MethodDelete,
 		path: "/auth/oauth/unlink/" + provider, want: []int{http.StatusBadRequest}}); err != nil {
 		return err
 	}
 	steps := []struct {
-		class, route, method, path string
-		body                       any
-		want                       int
+		class, method, path string
+		body                any
+		want                int
 	}{
-		{ClassUpload, "POST /admin-users/update-image/{id}", http.MethodPost, fmt.Sprintf("/admin-users/update-image/%d", id), map[string]string{"image": picture(w.rng)}, http.StatusOK},
-		{ClassAvatar, "GET /user/avatar/{id}/{res}", http.MethodGet, fmt.Sprintf("/user/avatar/%d", id), nil, http.StatusOK},
-		{ClassAdminWrite, "POST /admin-users/logout/{id}", http.MethodPost, fmt.Sprintf("/admin-users/logout/%d", id), nil, http.StatusOK},
+		{ClassUpload, http.MethodPost, fmt.Sprintf("/admin-users/update-image/%d", id), map[string]string{"image": picture(w.rng)}, http.StatusOK},
+		{ClassAvatar, http.MethodGet, fmt.Sprintf("/user/avatar/%d", id), nil, http.StatusOK},
+		{ClassAdminWrite, http.MethodPost, fmt.Sprintf("/admin-users/logout/%d", id), nil, http.StatusOK},
 	}
 	for _, s := range steps {
-		if _, err := w.do(ctx, s.class, s.route, s.method, s.path, s.body, s.want); err != nil {
+		if _, err := w.do(ctx, s.class, s.method, s.path, s.body, s.want); err != nil {
 			return err
 		}
 	}
@@ -497,11 +545,11 @@ func (w *oauthWorker) cycle(ctx context.Context) error {
 	if _, err := user.do(ctx, conns); err != nil {
 		return err
 	}
-	if _, err := w.do(ctx, ClassDelete, "DELETE /admin-users/delete/{id}", http.MethodDelete, fmt.Sprintf("/admin-users/delete/%d", id), nil, http.StatusOK); err != nil {
+	if _, err := w.do(ctx, ClassDelete, http.MethodDelete, fmt.Sprintf("/admin-users/delete/%d", id), nil, http.StatusOK); err != nil {
 		return err
 	}
 	w.stale = w.stale[:len(w.stale)-1]
-	_, err = w.cl.do(ctx, call{class: ClassAvatar, route: "GET /user/avatar/{id}/{res}", method: http.MethodGet, path: fmt.Sprintf("/user/avatar/%d", id), want: []int{http.StatusNotFound}})
+	_, err = w.cl.do(ctx, call{class: ClassAvatar, method: http.MethodGet, path: fmt.Sprintf("/user/avatar/%d", id), want: []int{http.StatusNotFound}})
 	return err
 }
 
@@ -513,15 +561,16 @@ func (w *oauthWorker) next2() int {
 // flow runs a login or link flow as a browser does: the start (302 to the provider),
 // the stand-in's consent (Authorize), the callback (302 to the frontend), whose query
 // it returns. An error redirect outside every fault is an unexpected answer.
-func (w *oauthWorker) flow(ctx context.Context, user *client, provider, startRoute, start, callbackRoute, success string) (url.Values, error) {
-	a, err := user.do(ctx, call{class: ClassOAuth, route: startRoute, method: http.MethodGet, path: start, want: []int{http.StatusFound}})
+func (w *oauthWorker) flow(ctx context.Context, user *client, provider, start, success string) (url.Values, error) {
+	sc := call{class: ClassOAuth, method: http.MethodGet, path: start, want: []int{http.StatusFound}}
+	a, err := user.do(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
 	at := time.Now()
 	consent, err := url.Parse(a.header.Get("Location"))
 	if err != nil {
-		return nil, w.cl.check(false, ClassOAuth, startRoute+" redirect", at, "Location %q: %v", a.header.Get("Location"), err)
+		return nil, w.cl.check(false, ClassOAuth, sc.route()+" redirect", at, "Location %q: %v", a.header.Get("Location"), err)
 	}
 	cq := consent.Query()
 	cq.Set("consent", "allow")
@@ -535,14 +584,15 @@ func (w *oauthWorker) flow(ctx context.Context, user *client, provider, startRou
 		return nil, w.cl.check(false, ClassOAuth, provider+" stand-in consent", at, "redirect to %q, want the service's callback", back)
 	}
 	start2 := time.Now()
-	a, err = user.do(ctx, call{class: ClassOAuth, route: callbackRoute, method: http.MethodGet, path: cb.RequestURI(), want: []int{http.StatusFound}})
+	cc := call{class: ClassOAuth, method: http.MethodGet, path: cb.RequestURI(), want: []int{http.StatusFound}}
+	a, err = user.do(ctx, cc)
 	if err != nil {
 		return nil, err
 	}
 	q, _ := url.ParseQuery(locationQuery(a))
 	if q.Get(success) == "" {
 		// An error redirect: 302 as expected, yet the flow failed.
-		w.cl.rec.failedFlow(outcome{Class: ClassOAuth, Route: callbackRoute, Status: http.StatusFound,
+		w.cl.rec.failedFlow(outcome{Class: ClassOAuth, Route: cc.route(), Status: http.StatusFound,
 			Detail: "redirect to " + a.header.Get("Location"), Start: start2, End: time.Now()})
 		return nil, errAbandon
 	}

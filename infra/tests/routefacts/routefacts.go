@@ -1,10 +1,12 @@
 // Package routefacts derives from the route groups' tables (each group's Routes, one
 // httpapi.Route a line) and the OpenAPI document what has to be a file: the generated
 // regions of template.yaml (each function's events with their throttles and integration
-// timeout, each function's alarms with its routes' 5xx, the CloudFront Functions' code)
-// and the cache-key function's list of catalog routes with their documented query
-// parameters (functions/edge/cache-key.js). make generate writes them (TestGenerated
-// -update); make test fails while a file differs from what Generate makes.
+// timeout, each function's alarms with its routes' 5xx, the CloudFront Functions' code),
+// the cache-key function's list of catalog routes with their documented query
+// parameters (functions/edge/cache-key.js), and each route's sample API Gateway event
+// (events/<group>/). make generate writes them (TestGenerated -update); make test fails
+// while a file differs from what Generate makes. The tools that send requests (the
+// benchmarks, the soak) read the same facts through Groups, Params, Router and URLs.
 //
 // A region is the lines between a "BEGIN GENERATED <name>" comment and its "END
 // GENERATED <name>"; everything outside the regions is written by hand.
@@ -14,10 +16,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -44,7 +50,8 @@ type Group struct {
 }
 
 // Groups builds every group as its function would, with every optional route (the
-// file service on) and no connection made, in routegroups.All's order.
+// file service on) and no connection made, in routegroups.All's order; what the
+// building logs is dropped.
 func Groups() ([]Group, error) {
 	env := map[string]string{
 		"DB_ENV":       "local",
@@ -55,7 +62,7 @@ func Groups() ([]Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := app.New(cfg, nil)
+	a := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer a.Close()
 	var out []Group
 	for _, g := range routegroups.All() {
@@ -68,20 +75,52 @@ func Groups() ([]Group, error) {
 	return out, nil
 }
 
-// QueryParams are the query parameters the OpenAPI document gives each operation
-// ("GET /tags" -> [client]), sorted; its path's common parameters included, $ref'd
-// ones resolved.
-func QueryParams() (map[string][]string, error) {
+// Param is one parameter the OpenAPI document gives an operation.
+type Param struct {
+	Name, In string // In: "path", "query", "header" or "cookie"
+	Required bool
+	// Example is a value of it: its schema's first example or enum value, or 1 for an
+	// integer (the demo data's first row); "" when the schema gives none.
+	Example string
+}
+
+// Params are the parameters the OpenAPI document gives each operation ("GET /tags" ->
+// [client]), in the document's order: its path's common parameters first, $ref'd ones
+// resolved.
+func Params() (map[string][]Param, error) {
+	type schema struct {
+		Ref      string `yaml:"$ref"`
+		Type     string `yaml:"type"`
+		Examples []any  `yaml:"examples"`
+		Enum     []any  `yaml:"enum"`
+	}
 	type param struct {
-		Ref  string `yaml:"$ref"`
-		Name string `yaml:"name"`
-		In   string `yaml:"in"`
+		Ref      string `yaml:"$ref"`
+		Name     string `yaml:"name"`
+		In       string `yaml:"in"`
+		Required bool   `yaml:"required"`
+		Schema   schema `yaml:"schema"`
 	}
 	var doc struct {
 		Paths      map[string]map[string]yaml.Node `yaml:"paths"`
 		Components struct {
-			Parameters map[string]param `yaml:"parameters"`
+			Parameters map[string]param  `yaml:"parameters"`
+			Schemas    map[string]schema `yaml:"schemas"`
 		} `yaml:"components"`
+	}
+	example := func(s schema) string {
+		if s.Ref != "" {
+			s = doc.Components.Schemas[s.Ref[strings.LastIndex(s.Ref, "/")+1:]]
+		}
+		switch {
+		case len(s.Examples) > 0:
+			return fmt.Sprint(s.Examples[0])
+		case len(s.Enum) > 0:
+			return fmt.Sprint(s.Enum[0])
+		case s.Type == "integer":
+			return "1"
+		}
+		return ""
 	}
 	if err := yaml.Unmarshal(openapi.Document, &doc); err != nil {
 		return nil, err
@@ -92,7 +131,7 @@ func QueryParams() (map[string][]string, error) {
 		}
 		return p
 	}
-	out := map[string][]string{}
+	out := map[string][]Param{}
 	for path, item := range doc.Paths {
 		var common []param
 		if n, ok := item["parameters"]; ok {
@@ -112,15 +151,70 @@ func QueryParams() (map[string][]string, error) {
 			if err := n.Decode(&o); err != nil {
 				return nil, err
 			}
-			q := []string{}
+			ps := []Param{}
 			for _, p := range append(slices.Clone(common), o.Parameters...) {
-				if p = resolve(p); p.In == "query" {
-					q = append(q, p.Name)
+				p = resolve(p)
+				ps = append(ps, Param{Name: p.Name, In: p.In, Required: p.Required, Example: example(p.Schema)})
+			}
+			out[strings.ToUpper(method)+" "+path] = ps
+		}
+	}
+	return out, nil
+}
+
+// Statuses are the answers' statuses the OpenAPI document gives each operation
+// by its pattern, in ascending order.
+func Statuses() (map[string][]int, error) {
+	var doc struct {
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(openapi.Document, &doc); err != nil {
+		return nil, err
+	}
+	out := map[string][]int{}
+	for path, item := range doc.Paths {
+		for method, n := range item {
+			switch method {
+			case "get", "post", "delete", "put", "patch":
+			default:
+				continue
+			}
+			var o struct {
+				Responses map[string]yaml.Node `yaml:"responses"`
+			}
+			if err := n.Decode(&o); err != nil {
+				return nil, err
+			}
+			var codes []int
+			for code := range o.Responses {
+				if c, err := strconv.Atoi(code); err == nil {
+					codes = append(codes, c)
 				}
 			}
-			slices.Sort(q)
-			out[strings.ToUpper(method)+" "+path] = q
+			slices.Sort(codes)
+			out[strings.ToUpper(method)+" "+path] = codes
 		}
+	}
+	return out, nil
+}
+
+// QueryParams are the names of the query parameters the OpenAPI document gives each
+// operation ("GET /tags" -> [client]), sorted.
+func QueryParams() (map[string][]string, error) {
+	ops, err := Params()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for op, ps := range ops {
+		q := []string{}
+		for _, p := range ps {
+			if p.In == "query" {
+				q = append(q, p.Name)
+			}
+		}
+		slices.Sort(q)
+		out[op] = q
 	}
 	return out, nil
 }
@@ -156,13 +250,18 @@ var edgeFunctions = []struct{ ID, File string }{
 
 // Generate returns the generated files' contents as they should be, by path relative
 // to root: template.yaml and functions/edge/cache-key.js with their regions written
-// from the route tables, the OpenAPI document and the edge's files.
+// from the route tables, the OpenAPI document and the edge's files, and each route's
+// sample event under events/ (nil for an event file of no route, which should not be).
 func Generate(root string) (map[string][]byte, error) {
 	groups, err := Groups()
 	if err != nil {
 		return nil, err
 	}
 	params, err := QueryParams()
+	if err != nil {
+		return nil, err
+	}
+	ops, err := Params()
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +361,12 @@ func Generate(root string) (map[string][]byte, error) {
 		}
 	}
 	out[tplPath] = tb
+
+	evs, err := events(root, groups, ops)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, evs)
 	return out, nil
 }
 

@@ -20,7 +20,7 @@ type Function struct {
 	Handler     string
 	Runtime     string
 	Arch        []string
-	Routes      []string          // "GET /tags/id/{id}"
+	Routes      []string          // each event's method and path, as a route table's pattern
 	Env         map[string]string // variable -> its value as written (short tags kept as text)
 	EnvNodes    map[string]*yaml.Node
 	Props       *yaml.Node // the Properties mapping

@@ -514,30 +514,6 @@ func parseLog(b []byte) []logLine {
 	return out
 }
 
-// kindOfPath is the kind of a URL of the workload.
-func kindOfPath(p string) string {
-	path, _, _ := strings.Cut(p, "?")
-	switch {
-	case path == "/tags":
-		return "GET /tags"
-	case strings.HasPrefix(path, "/tags/id/"):
-		return "GET /tags/id/{id}"
-	case path == "/publishers":
-		return "GET /publishers"
-	case strings.HasPrefix(path, "/publisher/slug/"):
-		return "GET /publisher/slug/{slug}"
-	case path == "/publisher/random":
-		return "GET /publisher/random"
-	case strings.HasPrefix(path, "/publisher/publications/"):
-		return "GET /publisher/publications/{id}"
-	case strings.Count(path, "/") == 4 && strings.HasPrefix(path, "/user/avatar/"):
-		return "GET /user/avatar/{id}/{res}"
-	case strings.HasPrefix(path, "/user/avatar/"):
-		return "GET /user/avatar/{id}"
-	}
-	return ""
-}
-
 func report(out io.Writer, in reportInput) {
 	ab := append(append([]result(nil), in.a...), in.b...)
 	var events []event

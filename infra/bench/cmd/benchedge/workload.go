@@ -3,32 +3,52 @@ package main
 import (
 	"fmt"
 	"math/rand"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediacatalog/service/infra/tests/routefacts"
+	"github.com/mediacatalog/service/shared/httpapi"
 )
 
 // A kind is one public read route, as the workload names its requests.
 type kind struct {
-	name    string // the route, "GET /tags/id/{id}"
+	name    string // the route's pattern
+	group   string // its route group, which names its path parameters in values
+	route   httpapi.Route
+	params  []routefacts.Param
 	edgeTTL time.Duration
 }
 
-// kinds are the public read routes the workload covers, each with the edge lifetime its
-// 200 answers have (s-maxage, httpapi's Cache constants): the ideal cache's freshness.
-var kinds = []kind{
-	{"GET /tags", 240 * time.Second},
-	{"GET /tags/id/{id}", 240 * time.Second},
-	{"GET /publishers", 240 * time.Second},
-	{"GET /publisher/slug/{slug}", 240 * time.Second},
-	{"GET /publisher/random", 0},
-	{"GET /publisher/publications/{id}", 240 * time.Second},
-	{"GET /user/avatar/{id}/{res}", 86400 * time.Second},
-	{"GET /user/avatar/{id}", 86400 * time.Second},
+// kinds are the public read routes of the tables (a Cache policy), each with the edge
+// lifetime its 200 answers have (its policy's s-maxage): the ideal cache's freshness.
+// router tells a URL's kind.
+var kinds, router = publicReads()
+
+func publicReads() ([]kind, *routefacts.Router) {
+	groups, err := routefacts.Groups()
+	if err != nil {
+		panic("benchedge: the route tables: " + err.Error())
+	}
+	params, err := routefacts.Params()
+	if err != nil {
+		panic("benchedge: the OpenAPI document: " + err.Error())
+	}
+	var out []kind
+	for _, g := range groups {
+		for _, rt := range g.Routes {
+			if rt.Cache != "" && rt.Method() == http.MethodGet {
+				out = append(out, kind{name: rt.Pattern, group: g.Name, route: rt, params: params[rt.Pattern], edgeTTL: routefacts.EdgeTTL(rt.Cache)})
+			}
+		}
+	}
+	return out, routefacts.NewRouter(groups)
 }
 
-// missingTTL is the edge lifetime of a public 4xx (httpapi.CacheMissing).
-const missingTTL = 60 * time.Second
+// missingTTL is the edge lifetime of a public 4xx.
+var missingTTL = routefacts.EdgeTTL(httpapi.CacheMissing)
 
 func kindOf(name string) kind {
 	for _, k := range kinds {
@@ -37,6 +57,16 @@ func kindOf(name string) kind {
 		}
 	}
 	panic("benchedge: no kind " + name)
+}
+
+// kindOfPath is the kind of a URL of the workload: the public read it reaches; "" for
+// any other.
+func kindOfPath(p string) string {
+	rt, ok := router.Route(http.MethodGet, p)
+	if !ok || rt.Cache == "" {
+		return ""
+	}
+	return rt.Pattern
 }
 
 // target is one URL of the workload.
@@ -58,34 +88,63 @@ type catalog struct {
 	pubsPages int // pages of GET /publishers per client and order
 }
 
-// universe lists every URL the workload may ask for: each public read route, over the
-// catalog's ids and slugs, with the frontend's usual query parameters.
-func universe(c catalog) []target {
-	var out []target
-	add := func(kind, format string, args ...any) {
-		out = append(out, target{path: fmt.Sprintf(format, args...), kind: kind})
+// values are what the public reads' parameters take over the catalog, by
+// routefacts.ParamKey ("tags id", "?client"), escaped for the URL. A public read whose
+// parameters all have values is in the workload with no line of its own: a URL for
+// each combination (routefacts.URLs).
+func values(c catalog) map[string][]string {
+	ids := func(v []int64) []string {
+		out := make([]string, len(v))
+		for i, id := range v {
+			out[i] = strconv.FormatInt(id, 10)
+		}
+		return out
 	}
+	var pubIDs []int64
+	var slugs []string
+	for _, p := range c.publishers {
+		pubIDs, slugs = append(pubIDs, p.id), append(slugs, url.PathEscape(p.slug))
+	}
+	return map[string][]string{
+		"?client":         ids(c.clients),
+		"tags id":         ids(c.tags),
+		"publishers id":   ids(pubIDs),
+		"publishers slug": slugs,
+		"cdn id":          ids(c.users),
+		"cdn res":         {"high"},
+	}
+}
+
+// universe lists every URL the workload may ask for: each public read route over the
+// catalog's ids and slugs (routefacts.URLs over values), the lists instead with the frontend's usual
+// query parameters (every order and page of the publishers, a first page of each
+// publisher's publications).
+func universe(c catalog) []target {
+	lists := map[string][]string{}
 	for _, cl := range c.clients {
-		add("GET /tags", "/tags?client=%d", cl)
-		add("GET /publisher/random", "/publisher/random?client=%d", cl)
 		for _, order := range []string{"name-asc", "name-desc", "added-asc", "added-desc"} {
 			for p := range max(c.pubsPages, 1) {
-				add("GET /publishers", "/publishers?client=%d&order=%s&limit=%d&offset=%d", cl, order, c.pageSize, p*c.pageSize)
+				lists["GET /publishers"] = append(lists["GET /publishers"],
+					fmt.Sprintf("/publishers?client=%d&order=%s&limit=%d&offset=%d", cl, order, c.pageSize, p*c.pageSize))
 			}
 		}
 	}
-	for _, id := range c.tags {
-		add("GET /tags/id/{id}", "/tags/id/%d", id)
-	}
 	for _, p := range c.publishers {
-		add("GET /publisher/slug/{slug}", "/publisher/slug/%s", url.PathEscape(p.slug))
 		for _, cl := range c.clients {
-			add("GET /publisher/publications/{id}", "/publisher/publications/%d?client=%d&limit=%d&offset=0", p.id, cl, c.pageSize)
+			lists["GET /publisher/publications/{id}"] = append(lists["GET /publisher/publications/{id}"],
+				fmt.Sprintf("/publisher/publications/%d?client=%d&limit=%d&offset=0", p.id, cl, c.pageSize))
 		}
 	}
-	for _, id := range c.users {
-		add("GET /user/avatar/{id}", "/user/avatar/%d", id)
-		add("GET /user/avatar/{id}/{res}", "/user/avatar/%d/high", id)
+	vals := values(c)
+	var out []target
+	for _, k := range kinds {
+		urls, ok := lists[k.name]
+		if !ok {
+			urls, _ = routefacts.URLs(k.group, k.route, k.params, vals)
+		}
+		for _, u := range urls {
+			out = append(out, target{path: u, kind: k.name})
+		}
 	}
 	return out
 }

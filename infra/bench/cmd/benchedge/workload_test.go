@@ -23,9 +23,10 @@ func toyCatalog() catalog {
 	return c
 }
 
-// TestWorkloadCoversEveryPublicRead: the workload's kinds are exactly the OpenAPI
-// document's public reads (every GET outside /admin- and /auth/), each with URLs, and
-// each URL is told back to its kind.
+// TestWorkloadCoversEveryPublicRead: the workload's kinds (the route tables' routes
+// with a Cache policy) are exactly the OpenAPI document's public reads (every GET
+// outside /admin- and /auth/), each with URLs (values fills its parameters, or a list
+// of universe's), and each URL is told back to its kind.
 func TestWorkloadCoversEveryPublicRead(t *testing.T) {
 	var doc struct {
 		Paths map[string]map[string]any `yaml:"paths"`

@@ -182,7 +182,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	httpc := &http.Client{Timeout: 15 * time.Minute}
 	w := &writes{db: db, tag: strconv.FormatInt(time.Now().UnixNano(), 36), ids: map[string][]int64{}}
-	routes := benchRoutes(shape, w)
+	facts, err := loadAPI()
+	if err != nil {
+		return err
+	}
+	routes := benchRoutes(facts, shape, w)
 	res := Run{Scale: *scale}
 	if res.HugePages, err = sharedMemoryInHugePages(ctx, db); err != nil {
 		fmt.Fprintf(out, "huge pages: cannot tell (%v)\n", err)

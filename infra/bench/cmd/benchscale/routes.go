@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/infra/tests/routefacts"
 	"github.com/mediacatalog/service/shared/auth"
 	"github.com/mediacatalog/service/shared/postgres"
 )
@@ -129,14 +132,118 @@ func lookUpCatalog(ctx context.Context, db *postgres.DB) (catalogShape, error) {
 	return c, nil
 }
 
-// benchRoutes are every read route of the API on the generated client, with
-// representative inputs, and the admin writes that check access (see the exceptions in
-// routes_test.go): the large publisher's publications in every order, with a search
-// that matches an eighth of them and one that matches nothing, and deep; the
-// publishers list, its searches and deep pages; each detail route on a generated row;
-// the admin lists, their searches, filters and deep pages; then the writes, as the demo
-// full admin, each made repeatable by w (nil in tests that only list the routes).
-func benchRoutes(c catalogShape, w *writes) []benchRoute {
+// pageSize is the page a list route is benched at, when the OpenAPI document gives it
+// a limit: the frontend's.
+const pageSize = 20
+
+// fill is what a route's parameter is sent as on the generated client, and how an
+// entry's label names it (the same at every size).
+type fill struct{ value, label string }
+
+// fills are the values of the read routes' parameters, by routefacts.ParamKey ("tags
+// id", "?client"). A read route whose parameters all have one is benched with no entry
+// of its own.
+func fills(c catalogShape) map[string]fill {
+	id := func(v int64, label string) fill { return fill{strconv.FormatInt(v, 10), label} }
+	return map[string]fill{
+		"?client":               {strconv.Itoa(client), strconv.Itoa(client)},
+		"tags id":               id(c.tag, "<a generated tag>"),
+		"publishers id":         id(c.big, "<the large publisher>"),
+		"publishers slug":       {c.typicalPublisher, "<a typical publisher>"},
+		"admin-contributors id": id(c.contributor.id, "<a generated contributor>"),
+		"admin-users id":        id(c.user.id, "<a generated user>"),
+		"admin-roles id":        id(c.defaultRole, "<the default role>"),
+		"admin-permissions id":  id(c.permission, "<a built-in permission>"),
+		"cdn id":                id(c.user.id, "<one user>"),
+		"cdn res":               {"high", "high"},
+	}
+}
+
+// api is what the benchmark derives its reads from: the route tables and the OpenAPI
+// document's parameters.
+type api struct {
+	groups []routefacts.Group
+	params map[string][]routefacts.Param
+}
+
+func loadAPI() (api, error) {
+	groups, err := routefacts.Groups()
+	if err != nil {
+		return api{}, err
+	}
+	params, err := routefacts.Params()
+	return api{groups, params}, err
+}
+
+// reads are an entry for every GET route of the tables: its path parameters and
+// required query parameters filled from fills, a page of pageSize when it has a limit.
+// The routes it cannot fill are in skipped, each with what it lacks.
+func (a api) reads(c catalogShape) (reads []benchRoute, skipped map[string]string) {
+	values, labels := map[string][]string{}, map[string][]string{}
+	for key, f := range fills(c) {
+		v := url.QueryEscape(f.value)
+		if !strings.HasPrefix(key, "?") {
+			v = url.PathEscape(f.value)
+		}
+		values[key], labels[key] = []string{v}, []string{f.label}
+	}
+	skipped = map[string]string{}
+	for _, g := range a.groups {
+		for _, rt := range g.Routes {
+			if rt.Method() != "GET" {
+				continue
+			}
+			params, ok := a.params[rt.Pattern]
+			if !ok {
+				skipped[rt.Pattern] = "not in the OpenAPI document"
+				continue
+			}
+			paths, missing := routefacts.URLs(g.Name, rt, params, values)
+			if missing != "" {
+				skipped[rt.Pattern] = fmt.Sprintf("no value for its parameter %s in fills", missing)
+				continue
+			}
+			named, _ := routefacts.URLs(g.Name, rt, params, labels)
+			path, label := paths[0], named[0]
+			if slices.ContainsFunc(params, func(p routefacts.Param) bool { return p.In == "query" && p.Name == "limit" }) {
+				sep := "?"
+				if strings.Contains(path, "?") {
+					sep = "&"
+				}
+				page := fmt.Sprintf("%slimit=%d", sep, pageSize)
+				path, label = path+page, label+page
+			}
+			reads = append(reads, benchRoute{path: path, label: label})
+		}
+	}
+	return reads, skipped
+}
+
+// benchRoutes are every read route of the API on the generated client (api.reads), then
+// the hand-made variants that a route's one entry does not show, and the admin writes
+// that check access (see the exceptions in routes_test.go). The variants: the large
+// publisher's publications in every order, with a search that matches an eighth of
+// them and one that matches nothing, and deep; the publishers list's searches and deep
+// pages; the admin lists' searches, filters and deep pages; a second row of some
+// detail routes; labels that say what a read's answer holds. A variant on a derived
+// entry's request takes its place (its label kept). The writes run as the demo full
+// admin, each made repeatable by w (nil in tests that only list the routes).
+func benchRoutes(a api, c catalogShape, w *writes) []benchRoute {
+	routes, _ := a.reads(c)
+	derived := len(routes)
+	for _, x := range variants(c) {
+		i := slices.IndexFunc(routes[:derived], func(r benchRoute) bool { return r.verb() == x.verb() && r.path == x.path })
+		if i >= 0 && x.target == nil {
+			routes[i] = x
+			continue
+		}
+		routes = append(routes, x)
+	}
+	return append(routes, w.routes(c)...)
+}
+
+// variants are the reads benched besides each route's entry (benchRoutes).
+func variants(c catalogShape) []benchRoute {
 	// The last page, and the page across the middle: the deepest walk from either end.
 	last := func(total int64) int64 { return max(0, total-20) }
 	middle := func(total int64) int64 { return max(0, total/2-10) }
@@ -156,7 +263,7 @@ func benchRoutes(c catalogShape, w *writes) []benchRoute {
 	publishersPage := fmt.Sprintf("/publishers?client=%d&limit=20", client)
 	contributorsDesc := fmt.Sprintf("/admin-contributors?client=%d&limit=20&order=name-desc", client)
 	usersRegistered := "/admin-users?limit=20&order=registered-desc"
-	routes = append(routes,
+	return append(routes,
 		publications("&search=Blue"),
 		publications("&search=Blue&order=added-desc"),
 		publications("&search=zzqx"),
@@ -166,7 +273,6 @@ func benchRoutes(c catalogShape, w *writes) []benchRoute {
 		deep(pubs+"&search=Blue", pubsLabel+"&search=Blue", "last page", last(c.blueMatches)),
 		deep(pubs+"&search=Blue", pubsLabel+"&search=Blue", "middle page", middle(c.blueMatches)),
 		publications("&user_lang=Japanese"),
-		plain(publishersPage),
 		plain(publishersPage+"&order=name-asc"),
 		plain(publishersPage+"&search=publisher"),
 		plain(publishersPage+"&search=zzqx"),
@@ -174,34 +280,21 @@ func benchRoutes(c catalogShape, w *writes) []benchRoute {
 		deep(publishersPage, publishersPage, "middle page", middle(c.publishers)),
 		plain("/publishers?client=1"),
 		named("/publisher/slug/"+demo.GeneratedPublisherSlug(client, 1), "/publisher/slug/<the large publisher>"),
-		named("/publisher/slug/"+c.typicalPublisher, "/publisher/slug/<a typical publisher>"),
-		plain(fmt.Sprintf("/publisher/random?client=%d", client)),
-		plain(fmt.Sprintf("/tags?client=%d", client)),
-		named(fmt.Sprintf("/tags/id/%d", c.tag), "/tags/id/<a generated tag>"),
-		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20", client)),
 		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=ta", client)),
 		plain(fmt.Sprintf("/admin-contributors?client=%d&limit=20&search=kobayashi", client)),
 		deep(contributorsDesc, contributorsDesc, "last page", last(c.contributors)),
 		deep(contributorsDesc, contributorsDesc, "middle page", middle(c.contributors)),
-		named(fmt.Sprintf("/admin-contributors/id/%d", c.contributor.id), "/admin-contributors/id/<a generated contributor>"),
-		plain("/admin-users?limit=20"),
 		plain("/admin-users?limit=20&search=otaku"),
 		named(fmt.Sprintf("/admin-users?limit=20&role=%d", c.defaultRole), "/admin-users?limit=20&role=<the default role>"),
 		deep(usersRegistered, usersRegistered, "last page", last(c.users)),
 		deep(usersRegistered, usersRegistered, "middle page", middle(c.users)),
-		named(fmt.Sprintf("/admin-users/id/%d", c.user.id), "/admin-users/id/<a generated user>"),
 		named(fmt.Sprintf("/admin-users/id/%d", demo.AdminUserID), "/admin-users/id/<the demo admin>"),
-		plain("/admin-roles"),
-		named(fmt.Sprintf("/admin-roles/id/%d", c.defaultRole), "/admin-roles/id/<the default role>"),
-		plain("/admin-permissions"),
-		named(fmt.Sprintf("/admin-permissions/id/%d", c.permission), "/admin-permissions/id/<a built-in permission>"),
 		named("/auth/oauth/connections", "/auth/oauth/connections (the demo admin's, one linked)"),
 		named(fmt.Sprintf("/user/avatar/%d", c.user.id), "/user/avatar/<one user> (reference and image cached)"),
 		named(fmt.Sprintf("/user/avatar/%d/high", c.user.id), "/user/avatar/<one user>/high (cached)"),
 		benchRoute{path: fmt.Sprintf("/user/avatar/%d", c.nextUser), label: "/user/avatar/<another user each request> (reference read)",
 			target: func(i int) string { return fmt.Sprintf("/user/avatar/%d", c.nextUser+int64(i)%max(1, c.users-10)) }},
 	)
-	return append(routes, w.routes(c)...)
 }
 
 // writes makes the admin writes repeatable: each run names its rows with its own tag,

@@ -84,7 +84,7 @@ func TestRunEveryEntry(t *testing.T) {
 	for _, r := range res.Results {
 		got[r.key()] = r
 	}
-	for _, r := range benchRoutes(someShape(), nil) {
+	for _, r := range benchRoutes(testAPI(t), someShape(), nil) {
 		label := r.label
 		if !strings.HasPrefix(label, r.verb()+" ") {
 			label = r.verb() + " " + label
