@@ -576,6 +576,9 @@ func (w *oauthWorker) flow(ctx context.Context, user *client, provider, start, s
 	cq.Set("consent", "allow")
 	consent.RawQuery = cq.Encode()
 	back, err := providerAnswer(ctx, user.http, consent.String())
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the soak ended under it, as in client.do: no answer of the service's
+	}
 	if err != nil {
 		return nil, w.cl.check(false, ClassOAuth, provider+" stand-in consent", at, "%v", err)
 	}
