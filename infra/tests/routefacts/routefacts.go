@@ -75,6 +75,16 @@ func Groups() ([]Group, error) {
 	return out, nil
 }
 
+// RouteCount is the number of routes in the route tables.
+func RouteCount() (int, error) {
+	groups, err := Groups()
+	n := 0
+	for _, g := range groups {
+		n += len(g.Routes)
+	}
+	return n, err
+}
+
 // Param is one parameter the OpenAPI document gives an operation.
 type Param struct {
 	Name, In string // In: "path", "query", "header" or "cookie"
@@ -139,27 +149,40 @@ func Params() (map[string][]Param, error) {
 				return nil, err
 			}
 		}
-		for method, n := range item {
-			switch method {
-			case "get", "post", "delete", "put", "patch":
-			default:
-				continue
-			}
+		err := operations(path, item, func(pattern string, n yaml.Node) error {
 			var o struct {
 				Parameters []param `yaml:"parameters"`
 			}
 			if err := n.Decode(&o); err != nil {
-				return nil, err
+				return err
 			}
 			ps := []Param{}
 			for _, p := range append(slices.Clone(common), o.Parameters...) {
 				p = resolve(p)
 				ps = append(ps, Param{Name: p.Name, In: p.In, Required: p.Required, Example: example(p.Schema)})
 			}
-			out[strings.ToUpper(method)+" "+path] = ps
+			out[pattern] = ps
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// operations calls f with each operation of a path item of the OpenAPI document, by
+// its pattern ("GET /tags"); the item's other keys (its common parameters) are skipped.
+func operations(path string, item map[string]yaml.Node, f func(pattern string, op yaml.Node) error) error {
+	for method, n := range item {
+		switch method {
+		case "get", "post", "delete", "put", "patch":
+			if err := f(strings.ToUpper(method)+" "+path, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Statuses are the answers' statuses the OpenAPI document gives each operation
@@ -173,17 +196,12 @@ func Statuses() (map[string][]int, error) {
 	}
 	out := map[string][]int{}
 	for path, item := range doc.Paths {
-		for method, n := range item {
-			switch method {
-			case "get", "post", "delete", "put", "patch":
-			default:
-				continue
-			}
+		err := operations(path, item, func(pattern string, n yaml.Node) error {
 			var o struct {
 				Responses map[string]yaml.Node `yaml:"responses"`
 			}
 			if err := n.Decode(&o); err != nil {
-				return nil, err
+				return err
 			}
 			var codes []int
 			for code := range o.Responses {
@@ -192,7 +210,11 @@ func Statuses() (map[string][]int, error) {
 				}
 			}
 			slices.Sort(codes)
-			out[strings.ToUpper(method)+" "+path] = codes
+			out[pattern] = codes
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
