@@ -108,10 +108,14 @@ BENCH_PATH_REF_PORT    ?= 3701
 BENCH_PATH_TRACED_PORT ?= 3702
 BENCH_PATH_ROUNDS   ?= 5
 BENCH_PATH_DURATION ?= 4s
+# A folder: CPU profiles of the tags read, the untraced service's and the bare handler's,
+# taken after the rounds (BENCH_PATH_ROUNDS=0: profiles only).
+BENCH_PATH_PROFILE  ?=
 bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, min/median/max of each ratio
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/bench/cmd/benchpath -port $(BENCH_PATH_PORT) \
-		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION)
+		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION) \
+		$(if $(BENCH_PATH_PROFILE),-profile $(BENCH_PATH_PROFILE))
 
 # The catalog at scale: seeds a 10k and a 1M catalog once, each in its own
 # stack folder under $(SCALE_DIR) (kept for later runs), serves the API on $(BENCH_PORT)

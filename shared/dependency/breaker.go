@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -103,17 +104,39 @@ var ErrBudgetSpent = fmt.Errorf("the request's time budget for its dependencies 
 // refused (breaker open, budget spent) returns an error and no end, and marks the
 // request unavailable.
 func (b *Breaker) Begin(ctx context.Context, limit time.Duration) (context.Context, func(error), error) {
-	ctx, report, cancel, err := b.begin(ctx, limit)
+	c, err := b.Start(ctx, limit)
 	if err != nil {
 		return ctx, nil, err
 	}
-	return ctx, func(err error) { cancel(); report(err) }, nil
+	return c.Context(), c.End, nil
 }
 
-// begin is Begin with the end in two parts: report, the outcome (and the end of the
-// wait), and cancel, the release of the call's context, which an HTTP response's body
-// still needs after its round trip.
-func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Context, func(error), context.CancelFunc, error) {
+// Call is one call begun by Start: Begin's context and end as one value, for the
+// callers that make one per database statement (shared/postgres), where Begin's
+// closures would be most of a call's allocations. It is the call's context: its
+// deadline and cancellation those of ends (the call's own timeout, or the request's
+// budget's context, which ends no later than the call's own context, made from one
+// with the same cancellation), every value but its own those of the context it was
+// started with.
+type Call struct {
+	ends   context.Context
+	values context.Context
+	b      *Breaker
+	req    *Request
+	d      time.Duration
+	done   func(error) // gobreaker's end of the call it allowed; nil: see Start
+	cancel context.CancelFunc
+	ended  atomic.Bool
+}
+
+// Start is Begin returning the call as a Call. While the breaker is closed, a call is
+// not passed through gobreaker's Allow, which would cost each call a lock, a clock
+// read and a closure for an outcome that almost always changes nothing: its outcome is
+// reported at its end only when it does change something (a failure, or a success
+// after failures), through an Allow made then, and only while the breaker is still
+// closed (an outcome of an earlier state is what gobreaker itself drops). A half-open
+// or open breaker's call goes through Allow at its start, as the probe or refused.
+func (b *Breaker) Start(ctx context.Context, limit time.Duration) (*Call, error) {
 	req := Of(ctx)
 	now := clock()
 	d := limit
@@ -125,58 +148,109 @@ func (b *Breaker) begin(ctx context.Context, limit time.Duration) (context.Conte
 		left := req.begin(now)
 		if left <= 0 {
 			req.markDown(b.name)
-			return ctx, nil, nil, ErrBudgetSpent
+			return nil, ErrBudgetSpent
 		}
 		if d <= 0 || left < d {
 			d, byBudget = left, true
 		}
 	}
-	probe := b.cb.State() == gobreaker.StateHalfOpen
-	done, err := b.cb.Allow()
-	if err != nil {
-		telemetry.Add(ctx, telemetry.MetricBreakerRefusals, 1)
-		if req != nil {
-			req.end(now)
-			req.markDown(b.name)
+	state := b.cb.State()
+	var done func(error)
+	if state != gobreaker.StateClosed {
+		var err error
+		if done, err = b.cb.Allow(); err != nil {
+			telemetry.Add(ctx, telemetry.MetricBreakerRefusals, 1)
+			if req != nil {
+				req.end(now)
+				req.markDown(b.name)
+			}
+			return nil, &Unavailable{Dependency: b.name}
 		}
-		return ctx, nil, nil, &Unavailable{Dependency: b.name}
 	}
-	if probe && (d <= 0 || deadlines.ProbeTimeout < d) {
+	if state == gobreaker.StateHalfOpen && (d <= 0 || deadlines.ProbeTimeout < d) {
 		d, byBudget = deadlines.ProbeTimeout, false
 	}
-	cancel := noCancel
+	c := &Call{ends: ctx, values: ctx, b: b, req: req, d: d, done: done, cancel: noCancel}
 	switch {
 	case byBudget:
-		ctx = req.bound(ctx, now.Add(d))
+		c.ends = req.bound(ctx, now.Add(d))
 	case d > 0:
-		ctx, cancel = context.WithTimeout(ctx, d)
+		c.ends, c.cancel = context.WithTimeout(ctx, d)
 	}
-	var once sync.Once
-	report := func(err error) {
-		once.Do(func() {
-			if req != nil {
-				req.end(clock())
-			}
-			switch {
-			case err == nil || errors.Is(err, errNoEvidence):
-				done(err)
-			case Down(err):
-				if errors.Is(err, context.DeadlineExceeded) && d > 0 && d < minEvidence {
-					done(errNoEvidence)
-				} else {
-					done(err)
-				}
-				if req != nil {
-					req.markDown(b.name)
-				}
-			case errors.Is(err, context.Canceled):
-				done(errNoEvidence)
-			default:
-				done(nil) // an answer: the dependency is up
-			}
-		})
+	return c, nil
+}
+
+type callKey struct{}
+
+// CallOf is the call whose context ctx is, or is made from (nil for one of Nested).
+func CallOf(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// Nested is ctx for work within the call of ctx that is no call of its own (a
+// statement's prepare, within its query): CallOf finds no call in it.
+func Nested(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callKey{}, (*Call)(nil))
+}
+
+// Context is the context to make the call with: the call itself.
+func (c *Call) Context() context.Context { return c }
+
+func (c *Call) Deadline() (time.Time, bool) { return c.ends.Deadline() }
+func (c *Call) Done() <-chan struct{}       { return c.ends.Done() }
+func (c *Call) Err() error                  { return c.ends.Err() }
+
+func (c *Call) Value(key any) any {
+	switch key {
+	case callKey{}:
+		return c
+	case CancelKey:
+		return c.ends.Value(key) // the call's cancellation: context.Cause, and the contexts made from this one
 	}
-	return ctx, report, cancel, nil
+	return c.values.Value(key)
+}
+
+// End reports the call's outcome and releases its context.
+func (c *Call) End(err error) { c.Report(err); c.cancel() }
+
+// Report reports the call's outcome (once; later reports are ignored) and ends its
+// wait in the request's budget, leaving its context to be released by the caller
+// (an HTTP response's body is still read with it).
+func (c *Call) Report(err error) {
+	if !c.ended.CompareAndSwap(false, true) {
+		return
+	}
+	if c.req != nil {
+		c.req.end(clock())
+	}
+	outcome := errNoEvidence
+	switch {
+	case err == nil:
+		outcome = nil
+	case errors.Is(err, errNoEvidence):
+	case Down(err):
+		if !errors.Is(err, context.DeadlineExceeded) || c.d <= 0 || c.d >= minEvidence {
+			outcome = err
+		}
+		if c.req != nil {
+			c.req.markDown(c.b.name)
+		}
+	case errors.Is(err, context.Canceled):
+	default:
+		outcome = nil // an answer: the dependency is up
+	}
+	switch {
+	case c.done != nil:
+		c.done(outcome)
+	case outcome == errNoEvidence:
+	case outcome == nil && c.b.cb.Counts().ConsecutiveFailures == 0:
+		// A success with no failure to forget: the closed breaker's counts would not move.
+	case c.b.cb.State() == gobreaker.StateClosed:
+		if done, err := c.b.cb.Allow(); err == nil {
+			done(outcome)
+		}
+	}
 }
 
 func noCancel() {}

@@ -122,14 +122,15 @@ func (r *Request) Unavailable() string {
 // budget.
 const budgetSlack = 10 * time.Millisecond
 
-// bound returns ctx ending at end, the budget's end for a call that what is left of
-// the budget bounds. A request's calls follow one another (a connection's acquire,
-// then its query), or overlap, and the budget's end does not move while a call waits:
-// they end through one context.WithDeadline of the request's, made again only when
-// ctx's cancellation differs from the one it was made from or the end has moved
-// later by more than budgetSlack. A context replaced is not cancelled (an HTTP
-// response's body may still be read with it): it ends at its own end, or with the
-// context it was made from.
+// bound returns the context that ends at end, the budget's end for a call that what
+// is left of the budget bounds, with ctx's cancellation as well. A request's calls
+// follow one another (a connection's acquire, then its query), or overlap, and the
+// budget's end does not move while a call waits: they end through one
+// context.WithDeadline of the request's, made again only when ctx's cancellation
+// differs from the one it was made from or the end has moved later by more than
+// budgetSlack. A context replaced is not cancelled (an HTTP response's body may still
+// be read with it): it ends at its own end, or with the context it was made from. The
+// call takes its values from its own context (Call).
 func (r *Request) bound(ctx context.Context, end time.Time) context.Context {
 	done := ctx.Done()
 	r.mu.Lock()
@@ -139,29 +140,14 @@ func (r *Request) bound(ctx context.Context, end time.Time) context.Context {
 	}
 	b := r.budget
 	r.mu.Unlock()
-	return &budgetCall{Context: b, values: ctx}
-}
-
-// budgetCall is a call's context under the budget: the budget's context for its
-// deadline and cancellation (which end no later than the call's own context's, made
-// from one with the same cancellation), the call's own context for every value.
-type budgetCall struct {
-	context.Context
-	values context.Context
-}
-
-func (c *budgetCall) Value(key any) any {
-	if key == CancelKey {
-		return c.Context.Value(key) // the budget's cancellation: context.Cause, and the contexts made from this one
-	}
-	return c.values.Value(key)
+	return b
 }
 
 // CancelKey is the key under which the context package looks up a context's own
 // cancellation (context.Cause, and a context derived from this one, ask for it; Cause
 // asks it of a context that has ended). The package does not export it, so a spy
 // context that notes what it is asked for finds it once. A context that takes its
-// values from one context and its cancellation from another (budgetCall here, the
+// values from one context and its cancellation from another (Call here, the
 // request's work context in shared/httpapi) answers this key from the second.
 var CancelKey = func() any {
 	var spy keySpy

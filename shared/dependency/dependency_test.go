@@ -156,6 +156,40 @@ func TestHalfOpen(t *testing.T) {
 	}
 }
 
+// TestEarlierStateOutcome: a call begun while the breaker was closed reports its
+// outcome only if the breaker is still closed when it ends (a closed breaker's calls
+// pass no Allow at their start): one that ends once the breaker is half-open neither
+// takes the probe's place nor decides it, and one that ends while it is open is not
+// counted.
+func TestEarlierStateOutcome(t *testing.T) {
+	timeout := context.DeadlineExceeded
+	for _, outcome := range []error{nil, timeout} {
+		t.Run(fmt.Sprint(outcome), func(t *testing.T) {
+			b := NewBreaker(fmt.Sprint("earlier ", outcome), nil)
+			_, earlier, err := b.Begin(context.Background(), time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			call(b, context.Background(), timeout)
+			call(b, context.Background(), timeout)
+			if b.State() != "open" {
+				t.Fatalf("state %s after two timeouts", b.State())
+			}
+			time.Sleep(OpenFor + 50*time.Millisecond) // the open period, not a measurement
+			earlier(outcome)
+			if b.State() != "half-open" {
+				t.Fatalf("state %s after an earlier call's outcome, want half-open", b.State())
+			}
+			if !call(b, context.Background(), nil) {
+				t.Fatal("the probe was refused: the earlier call took its place")
+			}
+			if b.State() != "closed" {
+				t.Errorf("state %s after the probe answered", b.State())
+			}
+		})
+	}
+}
+
 // TestBudget: a request's calls share its budget: each call's deadline is at most what
 // is left; concurrent waits count once; a call begun once it is spent is refused, and
 // marks the request. The clock is the test's.
@@ -354,7 +388,7 @@ func TestRefusalMetric(t *testing.T) {
 }
 
 // BenchmarkRequestCalls is a database read's dependency calls under a request's
-// budget, as the pgx tracer makes them: the pool's acquire, then the query, each
+// budget, as the pgx tracer makes them (Breaker.Start): the pool's acquire, then the query, each
 // watched for its end as pgx watches a call's context (context.AfterFunc).
 func BenchmarkRequestCalls(b *testing.B) {
 	br := NewBreaker("bench", nil)
@@ -364,13 +398,13 @@ func BenchmarkRequestCalls(b *testing.B) {
 		req.Reset(deadlines.Budget)
 		work, stop := context.WithCancel(context.WithValue(context.Background(), RequestKey{}, req))
 		for range 2 {
-			ctx, end, err := br.Begin(work, deadlines.CallTimeout)
+			call, err := br.Start(work, deadlines.CallTimeout)
 			if err != nil {
 				b.Fatal(err)
 			}
-			unwatch := context.AfterFunc(ctx, func() {})
+			unwatch := context.AfterFunc(call, func() {})
 			unwatch()
-			end(nil)
+			call.End(nil)
 		}
 		stop()
 	}

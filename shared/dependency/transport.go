@@ -21,17 +21,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	ctx, report, cancel, err := t.Breaker.begin(req.Context(), 0)
+	call, err := t.Breaker.Start(req.Context(), 0)
 	if err != nil {
 		return nil, err
 	}
-	res, err := base.RoundTrip(req.WithContext(ctx))
-	report(err)
+	res, err := base.RoundTrip(req.WithContext(call.Context()))
+	call.Report(err)
 	if err != nil {
-		cancel()
+		call.cancel()
 		return nil, err
 	}
-	res.Body = &cancelOnClose{ReadCloser: res.Body, cancel: cancel}
+	res.Body = &cancelOnClose{ReadCloser: res.Body, cancel: call.cancel}
 	return res, nil
 }
 

@@ -2,13 +2,15 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // How long browsers and shared caches (CloudFront, any proxy) may keep an answer: the
@@ -164,8 +166,7 @@ func (w *publicWriter) finish(r *http.Request) {
 		_, _ = w.ResponseWriter.Write(body.Bytes())
 		return
 	}
-	sum := sha256.Sum256(body.Bytes())
-	h["Etag"] = []string{`W/"` + hex.EncodeToString(sum[:16]) + `"`}
+	h["Etag"] = []string{etagOf(body.Bytes())}
 	if w.status != http.StatusOK {
 		h["Cache-Control"] = cacheMissing
 		if w.status < http.StatusBadRequest {
@@ -212,3 +213,16 @@ func (w *wholeWriter) WriteHeader(code int) {
 func (w *wholeWriter) ReadFrom(src io.Reader) (int64, error) { return copyBody(w.ResponseWriter, src) }
 
 func (w *wholeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// etagOf is the weak ETag of a JSON answer: xxHash's 64 bits of its bytes (cespare/xxhash,
+// which OpenTelemetry's attribute sets already link). An ETag needs no cryptographic
+// hash: it only has to differ between two versions of one answer, and the same bytes
+// give the same tag in every container; at an answer's size, a SHA-256 was the
+// costliest step of a public read's middleware.
+func etagOf(body []byte) string {
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(body))
+	var tag [len(`W/""`) + 2*len(sum)]byte
+	b := hex.AppendEncode(append(tag[:0], `W/"`...), sum[:])
+	return string(append(b, '"'))
+}

@@ -43,32 +43,38 @@ type callDeadline struct {
 
 type endKey struct{}
 
-// start begins a call. A call the breaker refuses gets a context cancelled already, so
-// that pgx fails it before it sends anything.
+// start begins a call: with a breaker, the call's context is the dependency.Call
+// itself, which its end finds again (dependency.CallOf); without one, the deadline's
+// cancel goes under endKey. A call the breaker refuses gets a context cancelled
+// already, so that pgx fails it before it sends anything.
 func (t *callDeadline) start(ctx context.Context) context.Context {
 	if t.breaker == nil {
 		ctx, cancel := context.WithTimeout(ctx, t.d)
-		return context.WithValue(ctx, endKey{}, func(error) { cancel() })
+		return context.WithValue(ctx, endKey{}, cancel)
 	}
-	if _, ok := ctx.Value(endKey{}).(func(error)); ok {
+	if dependency.CallOf(ctx) != nil {
 		// Within a call already begun (the prepare of a query's statement): that call's
 		// deadline and outcome are this one's.
-		return context.WithValue(ctx, endKey{}, nested)
+		return dependency.Nested(ctx)
 	}
-	callCtx, end, err := t.breaker.Begin(ctx, t.d)
+	call, err := t.breaker.Start(ctx, t.d)
 	if err != nil {
 		refused, cancel := context.WithCancel(ctx)
 		cancel()
 		return refused
 	}
-	return context.WithValue(callCtx, endKey{}, end)
+	return call
 }
 
-func nested(error) {}
-
-func end(ctx context.Context, err error) {
-	if end, ok := ctx.Value(endKey{}).(func(error)); ok {
-		end(err)
+func (t *callDeadline) end(ctx context.Context, err error) {
+	if t.breaker == nil {
+		if cancel, ok := ctx.Value(endKey{}).(context.CancelFunc); ok {
+			cancel()
+		}
+		return
+	}
+	if call := dependency.CallOf(ctx); call != nil {
+		call.End(err)
 	}
 }
 
@@ -87,9 +93,9 @@ func (t *callDeadline) TraceAcquireStart(ctx context.Context, p *pgxpool.Pool, d
 // the error does (dependency.Down).
 func (t *callDeadline) TraceAcquireEnd(ctx context.Context, p *pgxpool.Pool, data pgxpool.TraceAcquireEndData) {
 	if data.Err == nil {
-		end(ctx, dependency.NoEvidence)
+		t.end(ctx, dependency.NoEvidence)
 	} else {
-		end(ctx, data.Err)
+		t.end(ctx, data.Err)
 	}
 	if at, ok := t.inner.(pgxpool.AcquireTracer); ok {
 		at.TraceAcquireEnd(ctx, p, data)
@@ -104,7 +110,7 @@ func (t *callDeadline) TraceQueryStart(ctx context.Context, c *pgx.Conn, data pg
 }
 
 func (t *callDeadline) TraceQueryEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceQueryEndData) {
-	end(ctx, data.Err)
+	t.end(ctx, data.Err)
 	if t.inner != nil {
 		t.inner.TraceQueryEnd(ctx, c, data)
 	}
@@ -124,7 +130,7 @@ func (t *callDeadline) TraceBatchQuery(ctx context.Context, c *pgx.Conn, data pg
 }
 
 func (t *callDeadline) TraceBatchEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceBatchEndData) {
-	end(ctx, data.Err)
+	t.end(ctx, data.Err)
 	if bt, ok := t.inner.(pgx.BatchTracer); ok {
 		bt.TraceBatchEnd(ctx, c, data)
 	}
@@ -138,7 +144,7 @@ func (t *callDeadline) TraceCopyFromStart(ctx context.Context, c *pgx.Conn, data
 }
 
 func (t *callDeadline) TraceCopyFromEnd(ctx context.Context, c *pgx.Conn, data pgx.TraceCopyFromEndData) {
-	end(ctx, data.Err)
+	t.end(ctx, data.Err)
 	if ct, ok := t.inner.(pgx.CopyFromTracer); ok {
 		ct.TraceCopyFromEnd(ctx, c, data)
 	}
@@ -152,7 +158,7 @@ func (t *callDeadline) TracePrepareStart(ctx context.Context, c *pgx.Conn, data 
 }
 
 func (t *callDeadline) TracePrepareEnd(ctx context.Context, c *pgx.Conn, data pgx.TracePrepareEndData) {
-	end(ctx, data.Err)
+	t.end(ctx, data.Err)
 	if pt, ok := t.inner.(pgx.PrepareTracer); ok {
 		pt.TracePrepareEnd(ctx, c, data)
 	}

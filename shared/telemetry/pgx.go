@@ -45,13 +45,22 @@ type call struct {
 	line       int
 }
 
-func (t *pgxTracer) begin(ctx context.Context) context.Context {
+// begin starts a statement's call, and reports whether its span is recorded: otelpgx
+// is called for a recorded one only. Unsampled, it would still box a start time into
+// the context and look up the attribute set of a metric nobody reads (the service sets
+// no meter provider), on every statement.
+func (t *pgxTracer) begin(ctx context.Context) (context.Context, bool) {
 	c := &call{start: time.Now()}
-	if trace.SpanFromContext(ctx).IsRecording() {
+	traced := trace.SpanFromContext(ctx).IsRecording()
+	if traced {
 		c.name, c.file, c.line = caller()
 	}
-	return context.WithValue(ctx, callKey{}, c)
+	return context.WithValue(ctx, callKey{}, c), traced
 }
+
+// traced reports whether the statement of ctx has a recorded span: its own, when
+// otelpgx made one at its start, or none (the request's span unsampled).
+func traced(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
 
 // finish adds the call's time to its request's, and statements to its count.
 func (t *pgxTracer) finish(ctx context.Context, statements int) {
@@ -80,24 +89,34 @@ func located(ctx context.Context) {
 }
 
 func (t *pgxTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	ctx = t.inner.TraceQueryStart(t.begin(ctx), conn, data)
-	located(ctx)
+	ctx, traced := t.begin(ctx)
+	if traced {
+		ctx = t.inner.TraceQueryStart(ctx, conn, data)
+		located(ctx)
+	}
 	return ctx
 }
 
 func (t *pgxTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryEndData) {
-	t.inner.TraceQueryEnd(ctx, conn, data)
+	if traced(ctx) {
+		t.inner.TraceQueryEnd(ctx, conn, data)
+	}
 	t.finish(ctx, 1)
 }
 
 func (t *pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	ctx = t.inner.TraceBatchStart(t.begin(ctx), conn, data)
-	located(ctx)
+	ctx, traced := t.begin(ctx)
+	if traced {
+		ctx = t.inner.TraceBatchStart(ctx, conn, data)
+		located(ctx)
+	}
 	return ctx
 }
 
 func (t *pgxTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
-	t.inner.TraceBatchQuery(ctx, conn, data)
+	if traced(ctx) {
+		t.inner.TraceBatchQuery(ctx, conn, data)
+	}
 	if st := stateOf(ctx); st != nil {
 		st.db.mu.Lock()
 		st.db.count++
@@ -106,28 +125,40 @@ func (t *pgxTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pg
 }
 
 func (t *pgxTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchEndData) {
-	t.inner.TraceBatchEnd(ctx, conn, data)
+	if traced(ctx) {
+		t.inner.TraceBatchEnd(ctx, conn, data)
+	}
 	t.finish(ctx, 0) // its statements counted one by one
 }
 
 func (t *pgxTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromStartData) context.Context {
-	ctx = t.inner.TraceCopyFromStart(t.begin(ctx), conn, data)
-	located(ctx)
+	ctx, traced := t.begin(ctx)
+	if traced {
+		ctx = t.inner.TraceCopyFromStart(ctx, conn, data)
+		located(ctx)
+	}
 	return ctx
 }
 
 func (t *pgxTracer) TraceCopyFromEnd(ctx context.Context, conn *pgx.Conn, data pgx.TraceCopyFromEndData) {
-	t.inner.TraceCopyFromEnd(ctx, conn, data)
+	if traced(ctx) {
+		t.inner.TraceCopyFromEnd(ctx, conn, data)
+	}
 	t.finish(ctx, 1)
 }
 
 // A prepare (describe) is part of its statement's time; its span is otelpgx's.
 func (t *pgxTracer) TracePrepareStart(ctx context.Context, conn *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
+	if !traced(ctx) {
+		return ctx
+	}
 	return t.inner.TracePrepareStart(ctx, conn, data)
 }
 
 func (t *pgxTracer) TracePrepareEnd(ctx context.Context, conn *pgx.Conn, data pgx.TracePrepareEndData) {
-	t.inner.TracePrepareEnd(ctx, conn, data)
+	if traced(ctx) {
+		t.inner.TracePrepareEnd(ctx, conn, data)
+	}
 }
 
 // caller is the innermost function of StatementPackage on the stack, with its file and

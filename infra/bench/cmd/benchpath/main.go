@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 5, "rounds of every pair")
 	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
 	connections := fs.Int("c", 32, "wrk's connections")
+	profile := fs.String("profile", "", "folder for CPU profiles of the untraced service and the bare handler under the tags read's load, taken after the rounds; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,11 +104,15 @@ func run(ctx context.Context, args []string) error {
 	var servers sync.WaitGroup
 	defer servers.Wait()
 	defer cancel()
-	untraced, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil)
+	var debugArgs []string
+	if *profile != "" {
+		debugArgs = []string{"-debug-addr", "127.0.0.1:0"}
+	}
+	untraced, debug, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil, debugArgs...)
 	if err != nil {
 		return err
 	}
-	traced, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
+	traced, _, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
 	if err != nil {
 		return err
 	}
@@ -176,35 +182,105 @@ func run(ctx context.Context, args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("%-58s %6s %6s %6s  %s\n", "ratio", "min", "median", "max", "target")
-	for i, p := range pairs {
+	for i, p := range pairs[:min(len(pairs), len(ratios[0]))] { // none with -rounds 0 (profiles only)
 		rs := slices.Clone(ratios[i])
 		slices.Sort(rs)
 		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %s\n", p.name, rs[0], rs[len(rs)/2], rs[len(rs)-1], p.target)
 	}
+	if *profile != "" {
+		return profiles(ctx, *profile, wrk, debug, pairs[0], *duration, *connections)
+	}
 	return nil
+}
+
+// profiles writes CPU profiles of one more run of pair p, after the rounds so that
+// profiling slows none of them: the service's through its debug server
+// (/debug/pprof/profile), the bare handler's from this process, each under wrk for d.
+func profiles(ctx context.Context, dir, wrk, debug string, p pair, d time.Duration, connections int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	seconds := max(1, int(d.Seconds())-1) // inside wrk's run, past its first connections
+	serviceProfile := filepath.Join(dir, "service.pprof")
+	var got error
+	var fetch sync.WaitGroup
+	fetch.Go(func() {
+		got = download(ctx, strings.TrimSuffix(debug, "/debug/vars")+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), serviceProfile)
+	})
+	serviceRate, err := load(ctx, wrk, p.service, d, connections)
+	if err != nil {
+		return err
+	}
+	fetch.Wait()
+	if got != nil {
+		return got
+	}
+	bareProfile := filepath.Join(dir, "bare.pprof")
+	f, err := os.Create(bareProfile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	bareRate, err := load(ctx, wrk, p.reference, d, connections)
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nprofiles of %s under wrk for %s (symbolized: pprof needs no binary; the service's of %ds):\n"+
+		"  service %8.0f req/s  go tool pprof -top %s\n  bare    %8.0f req/s  go tool pprof -top %s\n",
+		p.name, d, seconds, serviceRate, serviceProfile, bareRate, bareProfile)
+	return nil
+}
+
+// download writes what url answers to path.
+func download(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // startLocal starts make run's server on port with the extra environment and returns
 // its URL once it is ready. Its output (the request lines of a load test) goes to a file
 // in dir, as a function's goes to its log: what writing them costs is the service's,
 // while reading a pipe of them would be this command's, on the same cores.
-func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string) (string, error) {
+func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string, args ...string) (url, debug string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
 	logPath := filepath.Join(dir, "server.log")
 	out, err := os.Create(logPath)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer out.Close() // the server holds its own descriptor
-	cmd := exec.CommandContext(ctx, bin, "-dir", dir, "-port", strconv.Itoa(port))
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-dir", dir, "-port", strconv.Itoa(port)}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = out
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 20 * time.Second
 	if err := cmd.Start(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	exited := make(chan struct{})
 	servers.Go(func() { _ = cmd.Wait(); close(exited) })
@@ -213,19 +289,23 @@ func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, p
 	for {
 		said, err := os.ReadFile(logPath)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		for line := range strings.Lines(string(said)) {
-			if url, ok := strings.CutPrefix(strings.TrimSpace(line), "ready: "); ok {
-				url, _, _ = strings.Cut(url, " ")
-				return url, nil
+			line = strings.TrimSpace(line)
+			if u, ok := strings.CutPrefix(line, "debug: "); ok {
+				debug, _, _ = strings.Cut(u, " ")
+			}
+			if u, ok := strings.CutPrefix(line, "ready: "); ok {
+				u, _, _ = strings.Cut(u, " ")
+				return u, debug, nil
 			}
 		}
 		select {
 		case <-exited:
-			return "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, said)
+			return "", "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, said)
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", "", ctx.Err()
 		case <-tick.C:
 		}
 	}
