@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -229,7 +230,11 @@ func ServeListener(ctx context.Context, h http.Handler, ln net.Listener, log *sl
 func NewLogger(level string) *slog.Logger { return newLogger(os.Stderr, level) }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
-	return slog.New(traceIDs{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: parseLevel(level), ReplaceAttr: nameAuditLevel})})
+	opts := slog.HandlerOptions{Level: parseLevel(level)}
+	w = &oneWriter{w: w} // two handlers, each with its own lock, write to it
+	plain := slog.NewJSONHandler(w, &opts)
+	opts.ReplaceAttr = nameAuditLevel
+	return slog.New(traceIDs{Handler: plain, audit: slog.NewJSONHandler(w, &opts)})
 }
 
 // parseLevel reads slog's level names in any case, and Lambda's TRACE and FATAL.
@@ -264,8 +269,14 @@ func LogLevel(getenv func(string) string, level string) string {
 var currentTraceID atomic.Value
 
 // traceIDs adds trace_id to every line: the trace of the record's context when it has
-// one (the request line), else the current invocation's.
-type traceIDs struct{ slog.Handler }
+// one (the request line), else the current invocation's. An audit record goes through
+// audit, the same JSON handler with nameAuditLevel; every other line through the
+// plain one: a ReplaceAttr is called for each of a line's attributes, the request
+// line's among them, and slog writes no level faster than its own.
+type traceIDs struct {
+	slog.Handler
+	audit slog.Handler
+}
 
 func (h traceIDs) Handle(ctx context.Context, r slog.Record) error {
 	id := telemetry.TraceID(ctx)
@@ -275,18 +286,35 @@ func (h traceIDs) Handle(ctx context.Context, r slog.Record) error {
 	if id != "" {
 		r.AddAttrs(slog.String("trace_id", id))
 	}
+	if r.Level == httpapi.LevelAudit {
+		return h.audit.Handle(ctx, r)
+	}
 	return h.Handler.Handle(ctx, r)
 }
 
 func (h traceIDs) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return traceIDs{h.Handler.WithAttrs(attrs)}
+	return traceIDs{h.Handler.WithAttrs(attrs), h.audit.WithAttrs(attrs)}
 }
 
-func (h traceIDs) WithGroup(name string) slog.Handler { return traceIDs{h.Handler.WithGroup(name)} }
+func (h traceIDs) WithGroup(name string) slog.Handler {
+	return traceIDs{h.Handler.WithGroup(name), h.audit.WithGroup(name)}
+}
 
-// nameAuditLevel writes httpapi.LevelAudit as "AUDIT" (slog would write "ERROR+8"),
-// and every level as a string value: handed back as a slog.Level, the JSON handler
-// would encode it with encoding/json on every line.
+// oneWriter lets one line be written at a time.
+type oneWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (o *oneWriter) Write(b []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.w.Write(b)
+}
+
+// nameAuditLevel writes httpapi.LevelAudit as "AUDIT" (slog would write "ERROR+8")
+// as a string value: handed back as a slog.Level, the JSON handler would encode it
+// with encoding/json.
 func nameAuditLevel(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && a.Key == slog.LevelKey {
 		if l, ok := a.Value.Any().(slog.Level); ok {

@@ -168,19 +168,30 @@ func (t *pgxTracer) TracePrepareEnd(ctx context.Context, conn *pgx.Conn, data pg
 // it out cost more than the rest of a statement's span.
 func caller() (name, file string, line int) {
 	var pcs [maxDepth]uintptr
-	n := runtime.Callers(3, pcs[:])
-	for _, pc := range pcs[:n] {
-		f := frameOf(pc)
-		if f.name != "" {
-			return f.name, f.file, f.line
+	// The stack is walked as far as the slice it fills: the store function is most
+	// often within the first frames (shortDepth), and only a deeper call walks again.
+	for _, depth := range []int{shortDepth, maxDepth} {
+		n := runtime.Callers(3, pcs[:depth])
+		for _, pc := range pcs[:n] {
+			f := frameOf(pc)
+			if f.name != "" {
+				return f.name, f.file, f.line
+			}
+		}
+		if n < depth {
+			break
 		}
 	}
 	return "", "", 0
 }
 
-// maxDepth bounds the walk from the tracer to the store function (pgx's own frames
-// between them are fewer than ten).
-const maxDepth = 24
+// shortDepth covers a pool's statement: the tracers, pgx's Conn and the pool's, then
+// the store function. maxDepth bounds the walk from the tracer to the store function
+// (pgx's own frames between them are fewer than ten; a transaction's helper adds a few).
+const (
+	shortDepth = 8
+	maxDepth   = 24
+)
 
 // frame is what a return address stands for: a store function's name, file and line,
 // or nothing.

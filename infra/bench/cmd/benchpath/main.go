@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,6 +58,7 @@ type pair struct {
 	name, service, reference string
 	costRatio                bool // reference req/s over the service's (else service over reference)
 	target                   string
+	pid                      int // the service's process
 }
 
 func run(ctx context.Context, args []string) error {
@@ -108,14 +110,15 @@ func run(ctx context.Context, args []string) error {
 	if *profile != "" {
 		debugArgs = []string{"-debug-addr", "127.0.0.1:0"}
 	}
-	untraced, debug, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil, debugArgs...)
+	untracedServer, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil, debugArgs...)
 	if err != nil {
 		return err
 	}
-	traced, _, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
+	tracedServer, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
 	if err != nil {
 		return err
 	}
+	untraced, traced := untracedServer.url, tracedServer.url
 
 	// The service's pool as postgres.Open makes it (the session defaults, among them
 	// plan_cache_mode, which has PostgreSQL plan every execution; pgx's query mode; the
@@ -144,10 +147,10 @@ func run(ctx context.Context, args []string) error {
 	}
 	bare, trivial := ref, ref
 	pairs := []pair{
-		{"GET /tags?client=1, untraced: bare / service", untraced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.05"},
-		{"GET /tags?client=1, every span exported: bare / service", traced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.15"},
-		{"cdn cached avatar, scaled: service / trivial", untraced + "/user/avatar/3/scaled", "http://" + trivial + "/user/avatar/3/scaled", false, "≥ 0.85"},
-		{"cdn cached avatar, high: service / trivial", untraced + "/user/avatar/3/high", "http://" + trivial + "/user/avatar/3/high", false, "≥ 0.85"},
+		{"GET /tags?client=1, untraced: bare / service", untraced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.05", untracedServer.pid},
+		{"GET /tags?client=1, every span exported: bare / service", traced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, "≤ 1.15", tracedServer.pid},
+		{"cdn cached avatar, scaled: service / trivial", untraced + "/user/avatar/3/scaled", "http://" + trivial + "/user/avatar/3/scaled", false, "≥ 0.85", untracedServer.pid},
+		{"cdn cached avatar, high: service / trivial", untraced + "/user/avatar/3/high", "http://" + trivial + "/user/avatar/3/high", false, "≥ 0.85", untracedServer.pid},
 	}
 	for _, p := range pairs { // warm-up: pools connected, statements prepared, images cached
 		for _, u := range []string{p.service, p.reference} {
@@ -158,37 +161,53 @@ func run(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("wrk -t2 -c%d -d%s per side, %d rounds, sides alternating\n", *connections, *duration, *rounds)
 	ratios := make([][]float64, len(pairs))
+	cpuRatios := make([][]float64, len(pairs))
 	for round := range *rounds {
 		for i, p := range pairs {
-			sides := []string{p.service, p.reference}
+			type sideOf struct {
+				url string
+				pid int // 0: this process (the references)
+			}
+			sides := []sideOf{{p.service, p.pid}, {p.reference, 0}}
 			if round%2 == 1 {
 				slices.Reverse(sides)
 			}
-			rps := map[string]float64{}
-			for _, u := range sides {
-				v, err := load(ctx, wrk, u, *duration, *connections)
+			rps, cpu := map[string]float64{}, map[string]float64{}
+			for _, side := range sides {
+				before, err := cpuOf(side.pid)
 				if err != nil {
 					return err
 				}
-				rps[u] = v
+				v, err := load(ctx, wrk, side.url, *duration, *connections)
+				if err != nil {
+					return err
+				}
+				after, err := cpuOf(side.pid)
+				if err != nil {
+					return err
+				}
+				rps[side.url] = v
+				cpu[side.url] = float64((after - before).Microseconds()) / (v * duration.Seconds())
 			}
 			r := rps[p.service] / rps[p.reference]
 			if p.costRatio {
 				r = 1 / r
 			}
 			ratios[i] = append(ratios[i], r)
-			fmt.Printf("round %d  %-58s service %8.0f req/s  reference %8.0f req/s  ratio %.3f\n", round+1, p.name, rps[p.service], rps[p.reference], r)
+			cpuRatios[i] = append(cpuRatios[i], cpu[p.service]/cpu[p.reference])
+			fmt.Printf("round %d  %-58s service %8.0f req/s %5.1f CPU µs/req  reference %8.0f req/s %5.1f CPU µs/req  ratio %.3f\n",
+				round+1, p.name, rps[p.service], cpu[p.service], rps[p.reference], cpu[p.reference], r)
 		}
 	}
 	fmt.Println()
-	fmt.Printf("%-58s %6s %6s %6s  %s\n", "ratio", "min", "median", "max", "target")
+	fmt.Printf("%-58s %6s %6s %6s  %-7s  %s\n", "ratio", "min", "median", "max", "target", "CPU per request, service / reference: min median max")
 	for i, p := range pairs[:min(len(pairs), len(ratios[0]))] { // none with -rounds 0 (profiles only)
-		rs := slices.Clone(ratios[i])
-		slices.Sort(rs)
-		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %s\n", p.name, rs[0], rs[len(rs)/2], rs[len(rs)-1], p.target)
+		rs, cs := slices.Sorted(slices.Values(ratios[i])), slices.Sorted(slices.Values(cpuRatios[i]))
+		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %-7s  %.3f %.3f %.3f\n", p.name, rs[0], rs[len(rs)/2], rs[len(rs)-1], p.target,
+			cs[0], cs[len(cs)/2], cs[len(cs)-1])
 	}
 	if *profile != "" {
-		return profiles(ctx, *profile, wrk, debug, pairs[0], *duration, *connections)
+		return profiles(ctx, *profile, wrk, untracedServer.debug, pairs[0], *duration, *connections)
 	}
 	return nil
 }
@@ -264,14 +283,20 @@ func download(ctx context.Context, url, path string) error {
 // its URL once it is ready. Its output (the request lines of a load test) goes to a file
 // in dir, as a function's goes to its log: what writing them costs is the service's,
 // while reading a pipe of them would be this command's, on the same cores.
-func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string, args ...string) (url, debug string, err error) {
+// local is a running local server: its URL, its debug server's (-debug-addr), its process.
+type local struct {
+	url, debug string
+	pid        int
+}
+
+func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string, args ...string) (local, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
+		return local{}, err
 	}
 	logPath := filepath.Join(dir, "server.log")
 	out, err := os.Create(logPath)
 	if err != nil {
-		return "", "", err
+		return local{}, err
 	}
 	defer out.Close() // the server holds its own descriptor
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-dir", dir, "-port", strconv.Itoa(port)}, args...)...)
@@ -280,16 +305,17 @@ func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, p
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 20 * time.Second
 	if err := cmd.Start(); err != nil {
-		return "", "", err
+		return local{}, err
 	}
 	exited := make(chan struct{})
 	servers.Go(func() { _ = cmd.Wait(); close(exited) })
+	var debug string
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		said, err := os.ReadFile(logPath)
 		if err != nil {
-			return "", "", err
+			return local{}, err
 		}
 		for line := range strings.Lines(string(said)) {
 			line = strings.TrimSpace(line)
@@ -298,18 +324,52 @@ func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, p
 			}
 			if u, ok := strings.CutPrefix(line, "ready: "); ok {
 				u, _, _ = strings.Cut(u, " ")
-				return u, debug, nil
+				return local{url: u, debug: debug, pid: cmd.Process.Pid}, nil
 			}
 		}
 		select {
 		case <-exited:
-			return "", "", fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, said)
+			return local{}, fmt.Errorf("the local server on port %d ended before it was ready:\n%s", port, said)
 		case <-ctx.Done():
-			return "", "", ctx.Err()
+			return local{}, ctx.Err()
 		case <-tick.C:
 		}
 	}
 }
+
+// cpuOf is the CPU time (user and system) process pid has used, or this process's for
+// pid 0: /proc's utime and stime, in the kernel's clock ticks (USER_HZ, 100 on Linux).
+func cpuOf(pid int) (time.Duration, error) {
+	if pid == 0 {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			return 0, err
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's name, which may hold spaces, in parentheses.
+	_, rest, ok := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, stat)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime, stime: the stat's fields 14 and 15
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / userHZ), nil
+}
+
+// userHZ is the unit of /proc's CPU times.
+const userHZ = 100
 
 // serve runs h on addr with the service's server settings and returns the address.
 func serve(ctx context.Context, addr string, h http.Handler) (string, error) {
