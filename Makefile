@@ -72,7 +72,8 @@ bench: bench-compare ## the request path against its baseline (benchstat), then 
 		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/tests/smoke'
 
 # The request path's benchmarks, BENCH_COUNT runs of each: the middleware layer by layer
-# around the tags read and the cdn's cached avatar (BenchmarkLayers), the tags read
+# around the tags read and the cdn's cached avatar (BenchmarkLayers), a database read's
+# two guarded calls (BenchmarkRequestCalls), the tags read
 # through the Lambda entry (BenchmarkTagsLambda) and traced beside a bare handler
 # (BenchmarkTracedTags), the cdn's hot avatar (BenchmarkAvatar). make bench-compare
 # writes them to $(BENCH_OUT) and compares them with $(BENCH_BASELINE) through benchstat
@@ -82,8 +83,8 @@ bench: bench-compare ## the request path against its baseline (benchstat), then 
 BENCH_COUNT    ?= 6
 BENCH_BASELINE ?= docs/bench-path/request-path.txt
 BENCH_OUT      ?= $(STACK_DIR)/bench/request-path.txt
-PATH_BENCHES := shared/httpapi:^BenchmarkLayers$$:20000x shared/tags:^BenchmarkTagsLambda$$:2000x \
-	shared/telemetry:^BenchmarkTracedTags$$:1000x shared/cdn:^BenchmarkAvatar$$:2000x
+PATH_BENCHES := shared/httpapi:^BenchmarkLayers$$:20000x shared/dependency:^BenchmarkRequestCalls$$:200000x \
+	shared/tags:^BenchmarkTagsLambda$$:2000x shared/telemetry:^BenchmarkTracedTags$$:1000x shared/cdn:^BenchmarkAvatar$$:2000x
 define run_path_benches
 	@mkdir -p $(dir $(1))
 	$(WITHSTACK) -ephemeral -- sh -c 'for b in $(PATH_BENCHES); do \
@@ -108,7 +109,7 @@ BENCH_PATH_REF_PORT    ?= 3701
 BENCH_PATH_TRACED_PORT ?= 3702
 BENCH_PATH_ROUNDS   ?= 5
 BENCH_PATH_DURATION ?= 4s
-# A folder: CPU profiles of the tags read, the untraced service's and the bare handler's,
+# A folder: CPU profiles of the tags read, the untraced and traced services' and the bare handler's,
 # taken after the rounds (BENCH_PATH_ROUNDS=0: profiles only).
 BENCH_PATH_PROFILE  ?=
 bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, min/median/max of each ratio

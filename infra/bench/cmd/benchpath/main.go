@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 5, "rounds of every pair")
 	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
 	connections := fs.Int("c", 32, "wrk's connections")
-	profile := fs.String("profile", "", "folder for CPU profiles of the untraced service and the bare handler under the tags read's load, taken after the rounds; empty: none")
+	profile := fs.String("profile", "", "folder for CPU profiles of the tags read under load (the untraced service, the traced one, the bare handler), taken after the rounds; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tracedServer, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink})
+	tracedServer, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink}, debugArgs...)
 	if err != nil {
 		return err
 	}
@@ -207,32 +207,38 @@ func run(ctx context.Context, args []string) error {
 			cs[0], cs[len(cs)/2], cs[len(cs)-1])
 	}
 	if *profile != "" {
-		return profiles(ctx, *profile, wrk, untracedServer.debug, pairs[0], *duration, *connections)
+		debug := map[string]string{pairs[0].service: untracedServer.debug, pairs[1].service: tracedServer.debug}
+		return profiles(ctx, *profile, wrk, debug, pairs[:2], *duration, *connections)
 	}
 	return nil
 }
 
-// profiles writes CPU profiles of one more run of pair p, after the rounds so that
-// profiling slows none of them: the service's through its debug server
-// (/debug/pprof/profile), the bare handler's from this process, each under wrk for d.
-func profiles(ctx context.Context, dir, wrk, debug string, p pair, d time.Duration, connections int) error {
+// profiles writes CPU profiles of one more run of each of the tags read's pairs,
+// after the rounds so that profiling slows none of them: each service's through its
+// debug server (/debug/pprof/profile, of the URL debug gives), the bare handler's from
+// this process, each under wrk for d.
+func profiles(ctx context.Context, dir, wrk string, debug map[string]string, ps []pair, d time.Duration, connections int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	seconds := max(1, int(d.Seconds())-1) // inside wrk's run, past its first connections
-	serviceProfile := filepath.Join(dir, "service.pprof")
-	var got error
-	var fetch sync.WaitGroup
-	fetch.Go(func() {
-		got = download(ctx, strings.TrimSuffix(debug, "/debug/vars")+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), serviceProfile)
-	})
-	serviceRate, err := load(ctx, wrk, p.service, d, connections)
-	if err != nil {
-		return err
-	}
-	fetch.Wait()
-	if got != nil {
-		return got
+	fmt.Printf("\nprofiles under wrk for %s (symbolized: pprof needs no binary; a service's of %ds):\n", d, seconds)
+	for i, p := range ps {
+		profile := filepath.Join(dir, fmt.Sprintf("service-%d.pprof", i+1))
+		var got error
+		var fetch sync.WaitGroup
+		fetch.Go(func() {
+			got = download(ctx, strings.TrimSuffix(debug[p.service], "/debug/vars")+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), profile)
+		})
+		rate, err := load(ctx, wrk, p.service, d, connections)
+		if err != nil {
+			return err
+		}
+		fetch.Wait()
+		if got != nil {
+			return got
+		}
+		fmt.Printf("  %-58s %8.0f req/s  go tool pprof -top %s\n", p.name, rate, profile)
 	}
 	bareProfile := filepath.Join(dir, "bare.pprof")
 	f, err := os.Create(bareProfile)
@@ -243,14 +249,12 @@ func profiles(ctx context.Context, dir, wrk, debug string, p pair, d time.Durati
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
-	bareRate, err := load(ctx, wrk, p.reference, d, connections)
+	bareRate, err := load(ctx, wrk, ps[0].reference, d, connections)
 	pprof.StopCPUProfile()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nprofiles of %s under wrk for %s (symbolized: pprof needs no binary; the service's of %ds):\n"+
-		"  service %8.0f req/s  go tool pprof -top %s\n  bare    %8.0f req/s  go tool pprof -top %s\n",
-		p.name, d, seconds, serviceRate, serviceProfile, bareRate, bareProfile)
+	fmt.Printf("  %-58s %8.0f req/s  go tool pprof -top %s\n", "the bare handler", bareRate, bareProfile)
 	return nil
 }
 
