@@ -10,7 +10,9 @@
 // and the command prints each pair's ratio per round and its min/median/max: for the
 // tags read the bare handler's req/s over the service's (its cost as a multiple of
 // the bare one's, lower is better), for the avatar the service's over the trivial
-// server's (higher is better).
+// server's (higher is better); and beside it each side's CPU per request, the server
+// process's own, and their ratio. With -profile it also writes CPU profiles of the
+// tags read's servers under load.
 package main
 
 import (
