@@ -217,7 +217,7 @@ func (w *wholeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // etagOf is the weak ETag of a JSON answer: xxHash's 64 bits of its bytes (cespare/xxhash,
 // which OpenTelemetry's attribute sets already link). An ETag needs no cryptographic
 // hash: it only has to differ between two versions of one answer, and the same bytes
-// give the same tag in every container; at an answer's size, a SHA-256 was the
+// give the same tag in every container; at an answer's size, a SHA-256 would be the
 // costliest step of a public read's middleware.
 func etagOf(body []byte) string {
 	var sum [8]byte

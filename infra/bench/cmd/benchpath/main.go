@@ -230,7 +230,11 @@ func profiles(ctx context.Context, dir, wrk string, debug map[string]string, ps 
 		var got error
 		var fetch sync.WaitGroup
 		fetch.Go(func() {
-			got = download(ctx, strings.TrimSuffix(debug[p.service], "/debug/vars")+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), profile)
+			// The profile takes seconds to answer; a debug server that stalls beyond that
+			// and a margin fails the command instead of holding it.
+			fetchCtx, cancel := context.WithTimeout(ctx, time.Duration(seconds)*time.Second+30*time.Second)
+			defer cancel()
+			got = download(fetchCtx, strings.TrimSuffix(debug[p.service], "/debug/vars")+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), profile)
 		})
 		rate, err := load(ctx, wrk, p.service, d, connections)
 		if err != nil {
