@@ -107,12 +107,12 @@ bench-baseline: ## rewrite the request path's baseline ($(BENCH_BASELINE)) from 
 BENCH_PATH_PORT        ?= 3700
 BENCH_PATH_REF_PORT    ?= 3701
 BENCH_PATH_TRACED_PORT ?= 3702
-BENCH_PATH_ROUNDS   ?= 5
+BENCH_PATH_ROUNDS   ?= 9
 BENCH_PATH_DURATION ?= 4s
 # A folder: CPU profiles of the tags read, the untraced and traced services' and the bare handler's,
 # taken after the rounds (BENCH_PATH_ROUNDS=0: profiles only).
 BENCH_PATH_PROFILE  ?=
-bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, min/median/max of each ratio
+bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, each ratio's median with its interval against the goal
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/bench/cmd/benchpath -port $(BENCH_PATH_PORT) \
 		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION) \
