@@ -62,7 +62,7 @@ func main() {
 type pair struct {
 	name, service, reference string
 	costRatio                bool    // reference req/s over the service's (else service over reference)
-	goal                     float64 // the issue's: at most (a cost ratio), at least (else)
+	goal                     float64 // the ratio's goal: at most this (a cost ratio), at least (else)
 	pid                      int     // the service's process
 }
 
