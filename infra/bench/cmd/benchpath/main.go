@@ -13,7 +13,7 @@
 // server's (higher is better); and beside it each side's CPU per request, the server
 // process's own, and their ratio. A round's ratio moves with the machine's other load,
 // so the summary gives each median an interval that holds the true median at 95% or
-// more whatever the rounds' spread (stats.go), and says of each goal whether the
+// more whatever the rounds' spread (benchstat's, stats.go), and says of each goal whether the
 // interval meets it, misses it, or holds it (within noise). With -profile it also
 // writes CPU profiles of the tags read's servers under load.
 package main
@@ -216,22 +216,24 @@ func run(ctx context.Context, args []string) error {
 }
 
 // summarize prints each pair's ratios over the rounds: min, median, max, the median's
-// interval (medianInterval) and what it says of the goal; and the CPU ratio's min,
-// median, max.
+// interval (medianOf) and what it says of the goal; and the CPU ratio's min, median,
+// max.
 func summarize(pairs []pair, ratios, cpuRatios [][]float64) {
-	_, _, _, coverage := medianInterval(slices.Sorted(slices.Values(ratios[0]))) // every pair has as many rounds
+	first := medianOf(ratios[0]) // every pair has as many rounds
+	for _, w := range first.Warnings {
+		fmt.Printf("%v: an interval's open side is infinite\n", w)
+	}
 	fmt.Printf("%-58s %6s %6s %6s  %-16s  %-7s %-13s  %s\n", "ratio", "min", "median", "max",
-		fmt.Sprintf("%.1f%% interval", 100*coverage), "goal", "verdict", "CPU per request, service / reference: min median max")
+		fmt.Sprintf("%.1f%% interval", 100*first.Confidence), "goal", "verdict", "CPU per request, service / reference: min median max")
 	for i, p := range pairs {
 		rs, cs := slices.Sorted(slices.Values(ratios[i])), slices.Sorted(slices.Values(cpuRatios[i]))
-		median, lo, hi, _ := medianInterval(rs)
+		m := medianOf(rs)
 		goal := "≥ " + strconv.FormatFloat(p.goal, 'f', 2, 64)
 		if p.costRatio {
 			goal = "≤ " + strconv.FormatFloat(p.goal, 'f', 2, 64)
 		}
-		cpuMedian, _, _, _ := medianInterval(cs)
-		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %-16s  %-7s %-13s  %.3f %.3f %.3f\n", p.name, rs[0], median, rs[len(rs)-1],
-			fmt.Sprintf("[%.3f, %.3f]", lo, hi), goal, verdict(lo, hi, p.goal, p.costRatio), cs[0], cpuMedian, cs[len(cs)-1])
+		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %-16s  %-7s %-13s  %.3f %.3f %.3f\n", p.name, rs[0], m.Center, rs[len(rs)-1],
+			fmt.Sprintf("[%.3f, %.3f]", m.Lo, m.Hi), goal, verdict(m.Lo, m.Hi, p.goal, p.costRatio), cs[0], medianOf(cs).Center, cs[len(cs)-1])
 	}
 }
 
