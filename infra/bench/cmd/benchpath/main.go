@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mediacatalog/service/infra/cmdrun"
@@ -430,16 +431,14 @@ func bareTags(pool *pgxpool.Pool, header http.Header) http.Handler {
 		FROM tags
 		WHERE client_id = $1
 		ORDER BY name, id`, client)
-		var list []catalog.Tag
-		for rows.Next() {
-			var t catalog.Tag
-			if err := rows.Scan(&t.ID, &t.Name, &t.Type); err != nil {
-				break
-			}
+		// Scanned as the service's store scans it (one set of targets for every row):
+		// the ratio is the layers', not a difference of the two scans.
+		list := []catalog.Tag{}
+		var t catalog.Tag
+		if _, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Name, &t.Type}, func() error {
 			list = append(list, t)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
