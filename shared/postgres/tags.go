@@ -18,9 +18,11 @@ func (db *DB) Tags(ctx context.Context, client int64) ([]catalog.Tag, error) {
 		FROM tags
 		WHERE client_id = $1
 		ORDER BY name, id`, client)
-	// One set of scan targets for every row (ForEachRow): a function per row, as
-	// CollectRows takes, hands pgx the addresses of a fresh tag, which then escapes to
-	// the heap, one allocation per tag of the catalog's most requested list.
+	// GET /tags is the catalog's most requested list: its rows are scanned by position
+	// into one set of targets (ForEachRow). RowToStructByName would work each row's
+	// targets out by reflection, and a function per row, as CollectRows takes, hands
+	// pgx the addresses of a fresh tag, which then escapes to the heap: one allocation
+	// per tag.
 	tags := []catalog.Tag{} // a client without tags: [], not null
 	var t catalog.Tag
 	_, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Name, &t.Type}, func() error {
