@@ -40,14 +40,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/local/demo"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/awsconfig"
-	"github.com/mediacatalog/service/shared/catalog"
 	"github.com/mediacatalog/service/shared/config"
 	"github.com/mediacatalog/service/shared/lambdahttp"
 	"github.com/mediacatalog/service/shared/postgres"
@@ -143,7 +139,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /tags", bareTags(db.Pool, tagsHeader))
+	mux.Handle("GET /tags", bareTags(db, tagsHeader))
 	if err := trivialAvatars(mux, untraced); err != nil {
 		return err
 	}
@@ -416,29 +412,20 @@ func serve(ctx context.Context, addr string, h http.Handler) (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// bareTags is GET /tags?client=N as a bare handler would write it: the store's
-// statement, the rows collected, the list encoded, with header the service's answer
-// headers as they are (the same bytes on the wire; computing them is the service's work).
-func bareTags(pool *pgxpool.Pool, header http.Header) http.Handler {
+// bareTags is GET /tags?client=N as a bare handler would write it: the store's own
+// read (postgres.DB.Tags: its statement and its scan) on a pool without the service's
+// tracer and guard, the list encoded, with header the service's answer headers as they
+// are (the same bytes on the wire; computing them is the service's work). What differs
+// from the service is its layers alone.
+func bareTags(db *postgres.DB, header http.Header) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		client, err := strconv.ParseInt(r.URL.Query().Get("client"), 10, 64)
 		if err != nil {
 			http.Error(w, "client", http.StatusBadRequest)
 			return
 		}
-		rows, _ := pool.Query(r.Context(), `
-		SELECT id, name, type
-		FROM tags
-		WHERE client_id = $1
-		ORDER BY name, id`, client)
-		// Scanned as the service's store scans it (one set of targets for every row):
-		// the ratio is the layers', not a difference of the two scans.
-		list := []catalog.Tag{}
-		var t catalog.Tag
-		if _, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Name, &t.Type}, func() error {
-			list = append(list, t)
-			return nil
-		}); err != nil {
+		list, err := db.Tags(r.Context(), client)
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
