@@ -110,7 +110,8 @@ BENCH_PATH_TRACED_PORT ?= 3702
 BENCH_PATH_ROUNDS   ?= 9
 BENCH_PATH_DURATION ?= 4s
 # A folder: CPU profiles of the tags read, the untraced and traced services' and the bare handler's,
-# taken after the rounds (BENCH_PATH_ROUNDS=0: profiles only).
+# and of the scaled avatar, the service's and the trivial server's, taken after the rounds
+# (BENCH_PATH_ROUNDS=0: profiles only).
 BENCH_PATH_PROFILE  ?=
 bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, each ratio's median with its interval against the goal
 	@bash infra/scripts/tools.sh bench

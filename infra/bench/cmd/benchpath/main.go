@@ -15,7 +15,7 @@
 // so the summary gives each median an interval that holds the true median at 95% or
 // more whatever the rounds' spread (benchstat's, stats.go), and says of each goal whether the
 // interval meets it, misses it, or holds it (within noise). With -profile it also
-// writes CPU profiles of the tags read's servers under load.
+// writes CPU profiles of the tags read's servers and the scaled avatar's under load.
 package main
 
 import (
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 9, "rounds of every pair (six or more give the median an interval of at least 95%, nine or more one inside the extremes)")
 	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
 	connections := fs.Int("c", 32, "wrk's connections")
-	profile := fs.String("profile", "", "folder for CPU profiles of the tags read under load (the untraced service, the traced one, the bare handler), taken after the rounds; empty: none")
+	profile := fs.String("profile", "", "folder for CPU profiles under load of the tags read (the untraced service, the traced one, the bare handler) and the scaled avatar (the service, the trivial server), taken after the rounds; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -206,8 +206,10 @@ func run(ctx context.Context, args []string) error {
 		summarize(pairs, ratios, cpuRatios)
 	}
 	if *profile != "" {
-		debug := map[string]string{pairs[0].service: untracedServer.debug, pairs[1].service: tracedServer.debug}
-		return profiles(ctx, *profile, wrk, debug, pairs[:2], *duration, *connections)
+		debug := map[string]string{pairs[0].service: untracedServer.debug, pairs[1].service: tracedServer.debug,
+			pairs[2].service: untracedServer.debug}
+		refs := []reference{{"the bare handler", "bare.pprof", pairs[0].reference}, {"the trivial avatar server, scaled", "trivial.pprof", pairs[2].reference}}
+		return profiles(ctx, *profile, wrk, debug, pairs[:3], refs, *duration, *connections)
 	}
 	return nil
 }
@@ -234,11 +236,15 @@ func summarize(pairs []pair, ratios, cpuRatios [][]float64) {
 	}
 }
 
-// profiles writes CPU profiles of one more run of each of the tags read's pairs,
-// after the rounds so that profiling slows none of them: each service's through its
-// debug server (/debug/pprof/profile, of the URL debug gives), the bare handler's from
-// this process, each under wrk for d.
-func profiles(ctx context.Context, dir, wrk string, debug map[string]string, ps []pair, d time.Duration, connections int) error {
+// reference is a reference server profiled in this process: its name, its profile's
+// file and the URL loaded.
+type reference struct{ name, file, url string }
+
+// profiles writes CPU profiles of one more run of each pair of ps (the tags read's and
+// the scaled avatar's), after the rounds so that profiling slows none of them: each
+// service's through its debug server (/debug/pprof/profile, of the URL debug gives),
+// then each of refs from this process, each under wrk for d.
+func profiles(ctx context.Context, dir, wrk string, debug map[string]string, ps []pair, refs []reference, d time.Duration, connections int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -265,8 +271,17 @@ func profiles(ctx context.Context, dir, wrk string, debug map[string]string, ps 
 		}
 		fmt.Printf("  %-58s %8.0f req/s  go tool pprof -top %s\n", p.name, rate, profile)
 	}
-	bareProfile := filepath.Join(dir, "bare.pprof")
-	f, err := os.Create(bareProfile)
+	for _, ref := range refs {
+		if err := profileHere(ctx, filepath.Join(dir, ref.file), ref, wrk, d, connections); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// profileHere writes the CPU profile of this process while wrk loads ref for d.
+func profileHere(ctx context.Context, path string, ref reference, wrk string, d time.Duration, connections int) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
@@ -274,13 +289,13 @@ func profiles(ctx context.Context, dir, wrk string, debug map[string]string, ps 
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
-	bareRate, err := load(ctx, wrk, ps[0].reference, d, connections)
+	rate, err := load(ctx, wrk, ref.url, d, connections)
 	pprof.StopCPUProfile()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  %-58s %8.0f req/s  go tool pprof -top %s\n", "the bare handler", bareRate, bareProfile)
-	return nil
+	fmt.Printf("  %-58s %8.0f req/s  go tool pprof -top %s\n", ref.name, rate, path)
+	return f.Close()
 }
 
 // download writes what url answers to path.
