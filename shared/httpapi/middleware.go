@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -237,36 +236,55 @@ var (
 	CORSHeaders = []string{"Content-Type", "Authorization", "X-Requested-With"}
 )
 
+// The preflight's and the allowed origin's fixed header values, each one line made
+// once and put in the header map as it is (as varyAcceptEncodingOrigin): Header.Set
+// would allocate a slice for each on every request.
 var (
-	corsMethods = strings.Join(CORSMethods, ", ")
-	corsHeaders = strings.Join(CORSHeaders, ", ")
+	corsMethods     = []string{strings.Join(CORSMethods, ", ")}
+	corsHeaders     = []string{strings.Join(CORSHeaders, ", ")}
+	corsMaxAge      = []string{"600"}
+	corsCredentials = []string{"true"}
 )
 
 // varyAcceptEncodingOrigin is the Vary value of Compress and cors, one line shared by
 // every response as varyAcceptEncoding is (a list in one line means the same as its
 // items in several lines).
-var varyAcceptEncodingOrigin = []string{"Accept-Encoding, Origin"}
+var (
+	varyAcceptEncodingOrigin = []string{"Accept-Encoding, Origin"}
+	varyOrigin               = []string{"Origin"}
+)
 
 func cors(next http.Handler, o *Options) http.Handler {
-	origins := o.CORSOrigins
+	// allowOrigin: each allowed origin's Access-Control-Allow-Origin value.
+	allowOrigin := make(map[string][]string, len(o.CORSOrigins))
+	for _, origin := range o.CORSOrigins {
+		allowOrigin[origin] = []string{origin}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		h := w.Header()
-		if v := h["Vary"]; len(v) == 1 && v[0] == "Accept-Encoding" {
+		switch v := h["Vary"]; {
+		case len(v) == 0:
+			h["Vary"] = varyOrigin
+		case len(v) == 1 && v[0] == "Accept-Encoding":
 			h["Vary"] = varyAcceptEncodingOrigin // Compress's and this one: one line
-		} else {
+		default:
 			h.Add("Vary", "Origin")
 		}
-		allowed := origin != "" && slices.Contains(origins, strings.TrimRight(origin, "/"))
+		allow, allowed := allowOrigin[strings.TrimRight(origin, "/")]
+		allowed = allowed && origin != ""
 		if allowed {
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Allow-Credentials", "true")
+			if allow[0] != origin { // sent with a trailing slash: echoed as sent
+				allow = []string{origin}
+			}
+			h["Access-Control-Allow-Origin"] = allow
+			h["Access-Control-Allow-Credentials"] = corsCredentials
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			if allowed {
-				h.Set("Access-Control-Allow-Methods", corsMethods)
-				h.Set("Access-Control-Allow-Headers", corsHeaders)
-				h.Set("Access-Control-Max-Age", "600")
+				h["Access-Control-Allow-Methods"] = corsMethods
+				h["Access-Control-Allow-Headers"] = corsHeaders
+				h["Access-Control-Max-Age"] = corsMaxAge
 			}
 			w.WriteHeader(http.StatusNoContent)
 			return
