@@ -27,7 +27,7 @@ type Response struct {
 // again compressed. It marshals a value fully before its first write, so an encoding
 // error still answers a Response Model.
 func JSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header()["Content-Type"] = jsonContentType
 	lw := &lazyStatus{ResponseWriter: w, status: status}
 	if err := json.NewEncoder(lw).Encode(v); err != nil {
 		if !lw.wrote {
@@ -36,6 +36,10 @@ func JSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 		return
 	}
 }
+
+// jsonContentType is every JSON answer's Content-Type, one slice made once and put in
+// the header map as it is (Header.Set would allocate one per answer).
+var jsonContentType = []string{"application/json; charset=utf-8"}
 
 // lazyStatus sends the status with the first byte of the body.
 type lazyStatus struct {
