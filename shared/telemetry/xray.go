@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -354,24 +355,36 @@ func appendValue(b []byte, v attribute.Value) []byte {
 }
 
 // xrayName keeps the characters X-Ray accepts in a name (letters, digits, spaces and
-// _ . : / % & # = + \ - @), with a route's {param} written :param, within 200 bytes.
+// _ . : / % & # = + \ - @), with a route's {param} written :param, within 200 bytes
+// (cut between characters). A name X-Ray takes as it is, most of them ("GET /tags",
+// "query postgres.DB.Tags"), is returned as it is, without a copy.
 func xrayName(name string) string {
-	b := make([]rune, 0, len(name))
+	if len(name) <= maxXRayName && strings.IndexFunc(name, func(r rune) bool { return !xrayAccepts(r) }) < 0 {
+		return name
+	}
+	b := make([]byte, 0, len(name))
 	for _, r := range name {
 		switch {
 		case r == '{':
-			b = append(b, ':')
+			r = ':'
 		case r == '}':
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r > 127,
-			strings.ContainsRune(" _.:/%&#=+\\-@", r):
-			b = append(b, r)
-		default:
-			b = append(b, '_')
+			continue
+		case !xrayAccepts(r):
+			r = '_'
 		}
+		if len(b)+utf8.RuneLen(r) > maxXRayName {
+			break
+		}
+		b = utf8.AppendRune(b, r)
 	}
-	s := string(b)
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
+	return string(b)
+}
+
+// maxXRayName is the longest name X-Ray takes, in bytes.
+const maxXRayName = 200
+
+// xrayAccepts reports whether X-Ray takes r in a name as it is.
+func xrayAccepts(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 && r != utf8.RuneError ||
+		strings.ContainsRune(" _.:/%&#=+\\-@", r)
 }

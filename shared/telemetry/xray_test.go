@@ -130,3 +130,32 @@ func TestExportDatagrams(t *testing.T) {
 		})
 	}
 }
+
+// TestXRayName: a name X-Ray takes is kept as it is, without a copy; a route's {param}
+// becomes :param, a character X-Ray refuses becomes _, and a long name is cut at 200
+// bytes between characters.
+func TestXRayName(t *testing.T) {
+	long := strings.Repeat("a", 199) + "é" // 201 bytes: the é does not fit
+	tests := []struct{ name, in, want string }{
+		{"a route", "GET /tags", "GET /tags"},
+		{"a statement", "query postgres.DB.Tags", "query postgres.DB.Tags"},
+		{"every accepted sign", `a _.:/%&#=+\-@ 9`, `a _.:/%&#=+\-@ 9`},
+		{"a route's parameters", "GET /user/avatar/{id}/{res}", "GET /user/avatar/:id/:res"},
+		{"refused characters", "a(b)*c!d,e", "a_b__c_d_e"},
+		{"letters beyond ASCII", "café", "café"},
+		{"bytes that are no UTF-8", "a\xffb", "a_b"},
+		{"200 bytes", strings.Repeat("a", 200), strings.Repeat("a", 200)},
+		{"cut at 200 bytes", strings.Repeat("a", 250), strings.Repeat("a", 200)},
+		{"cut between characters", long, strings.Repeat("a", 199)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := xrayName(tt.in); got != tt.want {
+				t.Errorf("xrayName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = xrayName("GET /tags") }); n != 0 {
+		t.Errorf("an accepted name: %v allocations, want none", n)
+	}
+}
