@@ -285,17 +285,20 @@ func profileHere(ctx context.Context, path string, ref reference, wrk string, d 
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
 		return err
 	}
 	rate, err := load(ctx, wrk, ref.url, d, connections)
 	pprof.StopCPUProfile()
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Printf("  %-58s %8.0f req/s  go tool pprof -top %s\n", ref.name, rate, path)
-	return f.Close()
+	return nil
 }
 
 // download writes what url answers to path.
