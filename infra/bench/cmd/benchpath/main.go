@@ -16,9 +16,18 @@
 // more whatever the rounds' spread (benchstat's, stats.go), and says of each goal whether the
 // interval meets it, misses it, or holds it (within noise). With -profile it also
 // writes CPU profiles of the tags read's servers and the scaled avatar's under load.
+//
+// With -before COMMIT it also builds make run's server at that commit, in a git
+// worktree of its own, and runs it on the stack that commit's make run starts (its
+// own PostgreSQL, with the demo data); each round then adds three pairs of that
+// server against today's untraced one, the tags read and the demo's default avatar,
+// scaled and high: the earlier commit's req/s over today's, today's cost as a
+// multiple of the earlier one's, with the goal of at most 1. Both must answer the
+// same bytes, or the command stops.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -61,6 +70,7 @@ type pair struct {
 	costRatio                bool    // reference req/s over the service's (else service over reference)
 	goal                     float64 // the ratio's goal: at most this (a cost ratio), at least (else)
 	pid                      int     // the service's process
+	refPID                   int     // the reference's process; 0: this one
 }
 
 func run(ctx context.Context, args []string) error {
@@ -71,6 +81,8 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 9, "rounds of every pair (six or more give the median an interval of at least 95%, nine or more one inside the extremes)")
 	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
 	connections := fs.Int("c", 32, "wrk's connections")
+	before := fs.String("before", "", "an earlier commit: its make run server against today's (the tags read and the default avatar), in rounds of their own pairs; empty: none")
+	beforePort := fs.Int("before-port", 3003, "the earlier commit's server's port (-before)")
 	profile := fs.String("profile", "", "folder for CPU profiles under load of the tags read (the untraced service, the traced one, the bare handler) and the scaled avatar (the service, the trivial server), taken after the rounds; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -88,6 +100,17 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	var earlier *beforeServer
+	if *before != "" {
+		// Built before the servers start, and its worktree removed after they stop.
+		earlier, err = buildBefore(ctx, dir, *before)
+		if earlier != nil {
+			defer earlier.remove()
+		}
+		if err != nil {
+			return err
+		}
+	}
 	bin := filepath.Join(dir, "local")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./infra/local/cmd/local")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -112,11 +135,11 @@ func run(ctx context.Context, args []string) error {
 	if *profile != "" {
 		debugArgs = []string{"-debug-addr", "127.0.0.1:0"}
 	}
-	untracedServer, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "untraced"), *port, nil, debugArgs...)
+	untracedServer, err := startLocal(ctx, &servers, bin, "", filepath.Join(dir, "untraced"), *port, nil, debugArgs...)
 	if err != nil {
 		return err
 	}
-	tracedServer, err := startLocal(ctx, &servers, bin, filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink}, debugArgs...)
+	tracedServer, err := startLocal(ctx, &servers, bin, "", filepath.Join(dir, "traced"), *tracedPort, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sink}, debugArgs...)
 	if err != nil {
 		return err
 	}
@@ -149,10 +172,33 @@ func run(ctx context.Context, args []string) error {
 	}
 	bare, trivial := ref, ref
 	pairs := []pair{
-		{"GET /tags?client=1, untraced: bare / service", untraced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, 1.05, untracedServer.pid},
-		{"GET /tags?client=1, every span exported: bare / service", traced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, 1.15, tracedServer.pid},
-		{"cdn cached avatar, scaled: service / trivial", untraced + "/user/avatar/3/scaled", "http://" + trivial + "/user/avatar/3/scaled", false, 0.85, untracedServer.pid},
-		{"cdn cached avatar, high: service / trivial", untraced + "/user/avatar/3/high", "http://" + trivial + "/user/avatar/3/high", false, 0.85, untracedServer.pid},
+		{"GET /tags?client=1, untraced: bare / service", untraced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, 1.05, untracedServer.pid, 0},
+		{"GET /tags?client=1, every span exported: bare / service", traced + "/tags?client=1", "http://" + bare + "/tags?client=1", true, 1.15, tracedServer.pid, 0},
+		{"cdn cached avatar, scaled: service / trivial", untraced + "/user/avatar/3/scaled", "http://" + trivial + "/user/avatar/3/scaled", false, 0.85, untracedServer.pid, 0},
+		{"cdn cached avatar, high: service / trivial", untraced + "/user/avatar/3/high", "http://" + trivial + "/user/avatar/3/high", false, 0.85, untracedServer.pid, 0},
+	}
+	if earlier != nil {
+		// Its own stack: an earlier make run server takes the stack's addresses from
+		// its own services, not from withstack's environment.
+		s, err := startLocal(ctx, &servers, earlier.bin, earlier.tree, filepath.Join(dir, "before"), *beforePort, nil)
+		if err != nil {
+			return fmt.Errorf("the server of %s: %w", *before, err)
+		}
+		// The demo's editor has no photo at either commit: both answer the default
+		// picture (demo user 3's photo is this stack's alone).
+		for _, path := range []string{"/tags?client=1", "/user/avatar/2/scaled", "/user/avatar/2/high"} {
+			if err := sameBody(untraced+path, s.url+path); err != nil {
+				return fmt.Errorf("%s against today's: %w", *before, err)
+			}
+		}
+		short := *before
+		if len(short) > 12 {
+			short = short[:12]
+		}
+		pairs = append(pairs,
+			pair{"GET /tags?client=1: " + short + " / today", untraced + "/tags?client=1", s.url + "/tags?client=1", true, 1, untracedServer.pid, s.pid},
+			pair{"cdn default avatar, scaled: " + short + " / today", untraced + "/user/avatar/2/scaled", s.url + "/user/avatar/2/scaled", true, 1, untracedServer.pid, s.pid},
+			pair{"cdn default avatar, high: " + short + " / today", untraced + "/user/avatar/2/high", s.url + "/user/avatar/2/high", true, 1, untracedServer.pid, s.pid})
 	}
 	for _, p := range pairs { // warm-up: pools connected, statements prepared, images cached
 		for _, u := range []string{p.service, p.reference} {
@@ -168,9 +214,9 @@ func run(ctx context.Context, args []string) error {
 		for i, p := range pairs {
 			type sideOf struct {
 				url string
-				pid int // 0: this process (the references)
+				pid int // 0: this process (the bare references)
 			}
-			sides := []sideOf{{p.service, p.pid}, {p.reference, 0}}
+			sides := []sideOf{{p.service, p.pid}, {p.reference, p.refPID}}
 			if round%2 == 1 {
 				slices.Reverse(sides)
 			}
@@ -336,7 +382,9 @@ type local struct {
 	pid        int
 }
 
-func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, port int, env []string, args ...string) (local, error) {
+// startLocal starts the make run server bin in the working folder workDir ("": this
+// command's), with its data in dir, and returns once it says it is ready.
+func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, workDir, dir string, port int, env []string, args ...string) (local, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return local{}, err
 	}
@@ -348,6 +396,7 @@ func startLocal(ctx context.Context, servers *sync.WaitGroup, bin, dir string, p
 	defer out.Close() // the server holds its own descriptor
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-dir", dir, "-port", strconv.Itoa(port)}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = workDir // a make run server finds its repository (the stack's npm packages) from there
 	cmd.Stderr = out
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 20 * time.Second
@@ -552,4 +601,67 @@ func load(ctx context.Context, wrk, url string, d time.Duration, connections int
 		return 0, fmt.Errorf("wrk %s: no Requests/sec in\n%s", url, out)
 	}
 	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// beforeServer is make run's server built at an earlier commit (-before) and the
+// worktree it was built in, where it runs.
+type beforeServer struct{ bin, tree string }
+
+// buildBefore checks out commit in a worktree under dir and builds its make run
+// server there: infra/local/cmd/local, or infra/cmd/local before infra/ was sorted
+// by who uses it. A non-nil result has a worktree to remove, whatever the error.
+func buildBefore(ctx context.Context, dir, commit string) (*beforeServer, error) {
+	b := &beforeServer{bin: filepath.Join(dir, "before-local"), tree: filepath.Join(dir, "before-tree")}
+	add := exec.CommandContext(ctx, "git", "worktree", "add", "--detach", b.tree, commit)
+	if out, err := add.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("git worktree add %s: %w\n%s", commit, err, out)
+	}
+	for _, pkg := range []string{"infra/local/cmd/local", "infra/cmd/local"} {
+		if _, err := os.Stat(filepath.Join(b.tree, pkg, "main.go")); err != nil {
+			continue
+		}
+		build := exec.CommandContext(ctx, "go", "build", "-o", b.bin, "./"+pkg)
+		build.Dir, build.Stdout, build.Stderr = b.tree, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return b, fmt.Errorf("build the server of %s: %w", commit, err)
+		}
+		return b, nil
+	}
+	return b, fmt.Errorf("%s has no make run server (infra/local/cmd/local, infra/cmd/local)", commit)
+}
+
+// remove deletes the worktree and git's record of it.
+func (b *beforeServer) remove() {
+	if out, err := exec.Command("git", "worktree", "remove", "--force", b.tree).CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "git worktree remove %s: %v\n%s", b.tree, err, out)
+	}
+}
+
+// sameBody fails unless a and b answer 200 with the same body (as wrk asks: no
+// Accept-Encoding), so that a pair of them compares the same answer.
+func sameBody(a, b string) error {
+	var bodies [2][]byte
+	for i, u := range []string{a, b} {
+		req, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Accept-Encoding", "identity")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			return err
+		}
+		bodies[i], err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", u, resp.Status)
+		}
+	}
+	if !bytes.Equal(bodies[0], bodies[1]) {
+		return fmt.Errorf("%s and %s answer other bodies (%d and %d bytes)", a, b, len(bodies[0]), len(bodies[1]))
+	}
+	return nil
 }
