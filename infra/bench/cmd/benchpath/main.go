@@ -22,8 +22,9 @@
 // own PostgreSQL, with the demo data); each round then adds three pairs of that
 // server against today's untraced one, the tags read and the demo's default avatar,
 // scaled and high: the earlier commit's req/s over today's, today's cost as a
-// multiple of the earlier one's, with the goal of at most 1. Both must answer the
-// same bytes, or the command stops.
+// multiple of the earlier one's, with the goal of at most 1 (both must answer the
+// same bytes, or the command stops); and a fourth, the bare handler on that stack's
+// database over that server, with the untraced read's goal.
 package main
 
 import (
@@ -199,6 +200,24 @@ func run(ctx context.Context, args []string) error {
 			pair{"GET /tags?client=1: " + short + " / today", untraced + "/tags?client=1", s.url + "/tags?client=1", true, 1, untracedServer.pid, s.pid},
 			pair{"cdn default avatar, scaled: " + short + " / today", untraced + "/user/avatar/2/scaled", s.url + "/user/avatar/2/scaled", true, 1, untracedServer.pid, s.pid},
 			pair{"cdn default avatar, high: " + short + " / today", untraced + "/user/avatar/2/high", s.url + "/user/avatar/2/high", true, 1, untracedServer.pid, s.pid})
+		// And the earlier server against the bare handler on its own database, as
+		// today's is against the bare handler on today's: the same goal.
+		beforeDB, err := databaseOf(filepath.Join(dir, "before", "server.log"))
+		if err != nil {
+			return err
+		}
+		db, err := postgres.Open(ctx, beforeDB)
+		if err != nil {
+			return fmt.Errorf("the database of %s: %w", *before, err)
+		}
+		defer db.Close()
+		header, err := answerHeader(s.url + "/tags?client=1")
+		if err != nil {
+			return err
+		}
+		mux.Handle("GET /before/tags", bareTags(db, header))
+		pairs = append(pairs, pair{"GET /tags?client=1, untraced: bare / " + short, s.url + "/tags?client=1",
+			"http://" + bare + "/before/tags?client=1", true, 1.05, s.pid, 0})
 	}
 	for _, p := range pairs { // warm-up: pools connected, statements prepared, images cached
 		for _, u := range []string{p.service, p.reference} {
@@ -664,4 +683,22 @@ func sameBody(a, b string) error {
 		return fmt.Errorf("%s and %s answer other bodies (%d and %d bytes)", a, b, len(bodies[0]), len(bodies[1]))
 	}
 	return nil
+}
+
+// postgresURL is a PostgreSQL address as a make run server's log names its database.
+var postgresURL = regexp.MustCompile(`postgres(?:ql)?://[^\s,]+`)
+
+// databaseOf is the address of the database a make run server started, the first
+// that its log at path names ("postgres: PostgreSQL 15 (pid …) at postgres://…, data
+// in …").
+func databaseOf(path string) (string, error) {
+	said, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	u := postgresURL.Find(said)
+	if u == nil {
+		return "", fmt.Errorf("%s names no PostgreSQL address", path)
+	}
+	return string(u), nil
 }
