@@ -18,13 +18,14 @@
 // writes CPU profiles of the tags read's servers and the scaled avatar's under load.
 //
 // With -before COMMIT it also builds make run's server at that commit, in a git
-// worktree of its own, and runs it on the stack that commit's make run starts (its
-// own PostgreSQL, with the demo data); each round then adds three pairs of that
-// server against today's untraced one, the tags read and the demo's default avatar,
-// scaled and high: the earlier commit's req/s over today's, today's cost as a
-// multiple of the earlier one's, with the goal of at most 1 (both must answer the
-// same bytes, or the command stops); and a fourth, the bare handler on that stack's
-// database over that server, with the untraced read's goal.
+// worktree of its own, and runs it there with today's servers' environment (so on
+// withstack's stack, when that commit's make run takes its stack from the
+// environment); each round then adds three pairs of that server against today's
+// untraced one, the tags read and the demo's default avatar, scaled and high: the
+// earlier commit's req/s over today's, today's cost as a multiple of the earlier
+// one's, with the goal of at most 1 (both must answer the same bytes, or the command
+// stops); and a fourth, the bare handler over that server, with the untraced read's
+// goal.
 package main
 
 import (
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 9, "rounds of every pair (six or more give the median an interval of at least 95%, nine or more one inside the extremes)")
 	duration := fs.Duration("duration", 4*time.Second, "wrk's duration for one side of a pair")
 	connections := fs.Int("c", 32, "wrk's connections")
-	before := fs.String("before", "", "an earlier commit: its make run server against today's (the tags read and the default avatar), in rounds of their own pairs; empty: none")
+	before := fs.String("before", "", "an earlier commit: its make run server against today's (the tags read and the default avatar) and against the bare handler, in rounds of their own pairs; empty: none")
 	beforePort := fs.Int("before-port", 3003, "the earlier commit's server's port (-before)")
 	profile := fs.String("profile", "", "folder for CPU profiles under load of the tags read (the untraced service, the traced one, the bare handler) and the scaled avatar (the service, the trivial server), taken after the rounds; empty: none")
 	if err := fs.Parse(args); err != nil {
@@ -179,14 +180,14 @@ func run(ctx context.Context, args []string) error {
 		{"cdn cached avatar, high: service / trivial", untraced + "/user/avatar/3/high", "http://" + trivial + "/user/avatar/3/high", false, 0.85, untracedServer.pid, 0},
 	}
 	if earlier != nil {
-		// Its own stack: an earlier make run server takes the stack's addresses from
-		// its own services, not from withstack's environment.
+		// The same environment as today's servers: a make run server that takes its
+		// stack from the environment (DATABASE_URL and the AWS endpoints) serves from
+		// withstack's, today's database; one that does not starts its own.
 		s, err := startLocal(ctx, &servers, earlier.bin, earlier.tree, filepath.Join(dir, "before"), *beforePort, nil)
 		if err != nil {
 			return fmt.Errorf("the server of %s: %w", *before, err)
 		}
-		// The demo's editor has no photo at either commit: both answer the default
-		// picture (demo user 3's photo is this stack's alone).
+		// The demo's editor has no photo: both answer the default picture.
 		for _, path := range []string{"/tags?client=1", "/user/avatar/2/scaled", "/user/avatar/2/high"} {
 			if err := sameBody(untraced+path, s.url+path); err != nil {
 				return fmt.Errorf("%s against today's: %w", *before, err)
@@ -200,24 +201,9 @@ func run(ctx context.Context, args []string) error {
 			pair{"GET /tags?client=1: " + short + " / today", untraced + "/tags?client=1", s.url + "/tags?client=1", true, 1, untracedServer.pid, s.pid},
 			pair{"cdn default avatar, scaled: " + short + " / today", untraced + "/user/avatar/2/scaled", s.url + "/user/avatar/2/scaled", true, 1, untracedServer.pid, s.pid},
 			pair{"cdn default avatar, high: " + short + " / today", untraced + "/user/avatar/2/high", s.url + "/user/avatar/2/high", true, 1, untracedServer.pid, s.pid})
-		// And the earlier server against the bare handler on its own database, as
-		// today's is against the bare handler on today's: the same goal.
-		beforeDB, err := databaseOf(filepath.Join(dir, "before", "server.log"))
-		if err != nil {
-			return err
-		}
-		db, err := postgres.Open(ctx, beforeDB)
-		if err != nil {
-			return fmt.Errorf("the database of %s: %w", *before, err)
-		}
-		defer db.Close()
-		header, err := answerHeader(s.url + "/tags?client=1")
-		if err != nil {
-			return err
-		}
-		mux.Handle("GET /before/tags", bareTags(db, header))
+		// And the earlier server against the bare handler, as today's is: the same goal.
 		pairs = append(pairs, pair{"GET /tags?client=1, untraced: bare / " + short, s.url + "/tags?client=1",
-			"http://" + bare + "/before/tags?client=1", true, 1.05, s.pid, 0})
+			"http://" + bare + "/tags?client=1", true, 1.05, s.pid, 0})
 	}
 	for _, p := range pairs { // warm-up: pools connected, statements prepared, images cached
 		for _, u := range []string{p.service, p.reference} {
@@ -555,24 +541,36 @@ func givePicture(ctx context.Context, dbURL string) error {
 // answerHeader is the header of the service's answer at url as wrk asks for it (no
 // Accept-Encoding), without what net/http adds to every answer (Date, Content-Length).
 func answerHeader(url string) (http.Header, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	header, _, err := answerOf(url)
 	if err != nil {
 		return nil, err
+	}
+	header.Del("Date")
+	header.Del("Content-Length")
+	return header, nil
+}
+
+// answerOf is the service's 200 answer at url, its header and body, as wrk asks for
+// it: no Accept-Encoding, so none compressed.
+func answerOf(url string) (http.Header, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil, err
 	}
 	req.Header.Set("Accept-Encoding", "identity") // net/http's client would ask for gzip
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
-		return nil, fmt.Errorf("%s: %d, Content-Encoding %q", url, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	if err != nil {
+		return nil, nil, err
 	}
-	header := resp.Header.Clone()
-	header.Del("Date")
-	header.Del("Content-Length")
-	return header, nil
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
+		return nil, nil, fmt.Errorf("%s: %d, Content-Encoding %q", url, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	return resp.Header, body, nil
 }
 
 // trivialAvatars adds to mux the service's answers for user 3's avatar, scaled and
@@ -656,49 +654,19 @@ func (b *beforeServer) remove() {
 	}
 }
 
-// sameBody fails unless a and b answer 200 with the same body (as wrk asks: no
-// Accept-Encoding), so that a pair of them compares the same answer.
+// sameBody fails unless a and b answer 200 with the same body (answerOf), so that a
+// pair of them compares the same answer.
 func sameBody(a, b string) error {
-	var bodies [2][]byte
-	for i, u := range []string{a, b} {
-		req, err := http.NewRequest(http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Accept-Encoding", "identity")
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			return err
-		}
-		bodies[i], err = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", u, resp.Status)
-		}
+	_, bodyA, err := answerOf(a)
+	if err != nil {
+		return err
 	}
-	if !bytes.Equal(bodies[0], bodies[1]) {
-		return fmt.Errorf("%s and %s answer other bodies (%d and %d bytes)", a, b, len(bodies[0]), len(bodies[1]))
+	_, bodyB, err := answerOf(b)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(bodyA, bodyB) {
+		return fmt.Errorf("%s and %s answer other bodies (%d and %d bytes)", a, b, len(bodyA), len(bodyB))
 	}
 	return nil
-}
-
-// postgresURL is a PostgreSQL address as a make run server's log names its database.
-var postgresURL = regexp.MustCompile(`postgres(?:ql)?://[^\s,]+`)
-
-// databaseOf is the address of the database a make run server started, the first
-// that its log at path names ("postgres: PostgreSQL 15 (pid …) at postgres://…, data
-// in …").
-func databaseOf(path string) (string, error) {
-	said, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	u := postgresURL.Find(said)
-	if u == nil {
-		return "", fmt.Errorf("%s names no PostgreSQL address", path)
-	}
-	return string(u), nil
 }
