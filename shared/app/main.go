@@ -15,13 +15,15 @@ import (
 )
 
 // Main is the whole body of a function's main: it serves one route group, under
-// Lambda through the API Gateway adapter, elsewhere on PORT.
+// Lambda through the API Gateway adapter, elsewhere on PORT, with the collector's
+// target of TuneGC.
 //
 // Outside Lambda, SIGINT and SIGTERM shut the server down gracefully. Under Lambda no
 // signal handler is installed: the runtime freezes and ends the process itself, and
 // setting one up (signal.Notify starts the runtime's signal loop) is paid on every
 // cold start (BenchmarkColdStart in infra/tests/smoke).
 func Main(group Group) {
+	TuneGC(os.Getenv)
 	ctx, stop := context.Background(), func() {}
 	if !lambdahttp.UnderLambda(os.Getenv) {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -31,6 +31,7 @@ import (
 )
 
 func main() {
+	app.TuneGC(os.Getenv) // the functions' collector target (app.Main sets it under Lambda)
 	cmdrun.Main("local", func(ctx context.Context) error { return run(ctx, os.Args[1:], os.Getenv, os.Stderr, nil) })
 }
 
