@@ -37,12 +37,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -53,6 +55,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/cmdrun"
 	"github.com/mediacatalog/service/infra/local/demo"
+	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/avatars"
 	"github.com/mediacatalog/service/shared/awsconfig"
 	"github.com/mediacatalog/service/shared/config"
@@ -62,6 +65,9 @@ import (
 )
 
 func main() {
+	// The references collect at the service's target (app.TuneGC), as the bare handler's
+	// pool is made as the service's: the ratios are the layers' work and garbage alone.
+	app.TuneGC(os.Getenv)
 	cmdrun.Main("benchpath", func(ctx context.Context) error { return run(ctx, os.Args[1:]) })
 }
 
@@ -73,6 +79,37 @@ type pair struct {
 	goal                     float64 // the ratio's goal: at most this (a cost ratio), at least (else)
 	pid                      int     // the service's process
 	refPID                   int     // the reference's process; 0: this one
+}
+
+// gcClock reads the CPU time a process's garbage collector has spent: a make run
+// server's from its debug server (gc_cpu_seconds), this process's from the runtime.
+// A server whose debug variables lack the figure (an earlier commit's) reads NaN.
+type gcClock map[int]string // a server's pid: its debug variables' URL
+
+func (c gcClock) of(pid int) (float64, error) {
+	if pid != 0 && c[pid] == "" {
+		return math.NaN(), nil
+	}
+	if pid == 0 {
+		s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+		metrics.Read(s)
+		return s[0].Value.Float64(), nil
+	}
+	resp, err := http.Get(c[pid])
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var vars struct {
+		GC *float64 `json:"gc_cpu_seconds"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
+		return 0, fmt.Errorf("%s: %w", c[pid], err)
+	}
+	if vars.GC == nil {
+		return math.NaN(), nil
+	}
+	return *vars.GC, nil
 }
 
 func run(ctx context.Context, args []string) error {
@@ -133,10 +170,9 @@ func run(ctx context.Context, args []string) error {
 	var servers sync.WaitGroup
 	defer servers.Wait()
 	defer cancel()
-	var debugArgs []string
-	if *profile != "" {
-		debugArgs = []string{"-debug-addr", "127.0.0.1:0"}
-	}
+	// Each server's debug variables give its collector's CPU time (gcClock); its
+	// profiles too, with -profile.
+	debugArgs := []string{"-debug-addr", "127.0.0.1:0"}
 	untracedServer, err := startLocal(ctx, &servers, bin, "", filepath.Join(dir, "untraced"), *port, nil, debugArgs...)
 	if err != nil {
 		return err
@@ -146,6 +182,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	untraced, traced := untracedServer.url, tracedServer.url
+	gc := gcClock{untracedServer.pid: untracedServer.debug, tracedServer.pid: tracedServer.debug}
 
 	// The service's pool as postgres.Open makes it (the session defaults, among them
 	// plan_cache_mode, which has PostgreSQL plan every execution; pgx's query mode; the
@@ -183,10 +220,15 @@ func run(ctx context.Context, args []string) error {
 		// The same environment as today's servers: a make run server that takes its
 		// stack from the environment (DATABASE_URL and the AWS endpoints) serves from
 		// withstack's, today's database; one that does not starts its own.
-		s, err := startLocal(ctx, &servers, earlier.bin, earlier.tree, filepath.Join(dir, "before"), *beforePort, nil)
+		var args []string
+		if earlier.debug {
+			args = debugArgs
+		}
+		s, err := startLocal(ctx, &servers, earlier.bin, earlier.tree, filepath.Join(dir, "before"), *beforePort, nil, args...)
 		if err != nil {
 			return fmt.Errorf("the server of %s: %w", *before, err)
 		}
+		gc[s.pid] = s.debug
 		// The demo's editor has no photo: both answer the default picture.
 		for _, path := range []string{"/tags?client=1", "/user/avatar/2/scaled", "/user/avatar/2/high"} {
 			if err := sameBody(untraced+path, s.url+path); err != nil {
@@ -215,6 +257,7 @@ func run(ctx context.Context, args []string) error {
 	fmt.Printf("wrk -t2 -c%d -d%s per side, %d rounds, sides alternating\n", *connections, *duration, *rounds)
 	ratios := make([][]float64, len(pairs))
 	cpuRatios := make([][]float64, len(pairs))
+	gcTimes := make([][2][]float64, len(pairs)) // each round's collector µs per request: service, reference
 	for round := range *rounds {
 		for i, p := range pairs {
 			type sideOf struct {
@@ -225,9 +268,13 @@ func run(ctx context.Context, args []string) error {
 			if round%2 == 1 {
 				slices.Reverse(sides)
 			}
-			rps, cpu := map[string]float64{}, map[string]float64{}
+			rps, cpu, gcs := map[string]float64{}, map[string]float64{}, map[string]float64{}
 			for _, side := range sides {
 				before, err := cpuOf(side.pid)
+				if err != nil {
+					return err
+				}
+				gcBefore, err := gc.of(side.pid)
 				if err != nil {
 					return err
 				}
@@ -239,8 +286,14 @@ func run(ctx context.Context, args []string) error {
 				if err != nil {
 					return err
 				}
+				gcAfter, err := gc.of(side.pid)
+				if err != nil {
+					return err
+				}
+				n := v * duration.Seconds()
 				rps[side.url] = v
-				cpu[side.url] = float64((after - before).Microseconds()) / (v * duration.Seconds())
+				cpu[side.url] = float64((after - before).Microseconds()) / n
+				gcs[side.url] = (gcAfter - gcBefore) * 1e6 / n
 			}
 			r := rps[p.service] / rps[p.reference]
 			if p.costRatio {
@@ -248,13 +301,14 @@ func run(ctx context.Context, args []string) error {
 			}
 			ratios[i] = append(ratios[i], r)
 			cpuRatios[i] = append(cpuRatios[i], cpu[p.service]/cpu[p.reference])
-			fmt.Printf("round %d  %-58s service %8.0f req/s %5.1f CPU µs/req  reference %8.0f req/s %5.1f CPU µs/req  ratio %.3f\n",
-				round+1, p.name, rps[p.service], cpu[p.service], rps[p.reference], cpu[p.reference], r)
+			gcTimes[i][0], gcTimes[i][1] = append(gcTimes[i][0], gcs[p.service]), append(gcTimes[i][1], gcs[p.reference])
+			fmt.Printf("round %d  %-58s service %8.0f req/s %5.1f CPU µs/req (GC %4.1f)  reference %8.0f req/s %5.1f CPU µs/req (GC %4.1f)  ratio %.3f\n",
+				round+1, p.name, rps[p.service], cpu[p.service], gcs[p.service], rps[p.reference], cpu[p.reference], gcs[p.reference], r)
 		}
 	}
 	fmt.Println()
 	if *rounds > 0 { // none with -rounds 0 (profiles only)
-		summarize(pairs, ratios, cpuRatios)
+		summarize(pairs, ratios, cpuRatios, gcTimes)
 	}
 	if *profile != "" {
 		debug := map[string]string{pairs[0].service: untracedServer.debug, pairs[1].service: tracedServer.debug,
@@ -265,16 +319,24 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// middle is the median of xs, NaN if one is (a server that does not give the figure).
+func middle(xs []float64) float64 {
+	if slices.ContainsFunc(xs, math.IsNaN) {
+		return math.NaN()
+	}
+	return medianOf(xs).Center
+}
+
 // summarize prints each pair's ratios over the rounds: min, median, max, the median's
-// interval (medianOf) and what it says of the goal; and the CPU ratio's min, median,
-// max.
-func summarize(pairs []pair, ratios, cpuRatios [][]float64) {
+// interval (medianOf) and what it says of the goal; the CPU ratio's min, median, max;
+// and the median of each side's collector µs per request.
+func summarize(pairs []pair, ratios, cpuRatios [][]float64, gcTimes [][2][]float64) {
 	first := medianOf(ratios[0]) // every pair has as many rounds
 	for _, w := range first.Warnings {
 		fmt.Printf("%v: an interval's open side is infinite\n", w)
 	}
 	fmt.Printf("%-58s %6s %6s %6s  %-16s  %-7s %-13s  %s\n", "ratio", "min", "median", "max",
-		fmt.Sprintf("%.1f%% interval", 100*first.Confidence), "goal", "verdict", "CPU per request, service / reference: min median max")
+		fmt.Sprintf("%.1f%% interval", 100*first.Confidence), "goal", "verdict", "CPU per request, service / reference: min median max  GC µs/req: service, reference")
 	for i, p := range pairs {
 		rs, cs := slices.Sorted(slices.Values(ratios[i])), slices.Sorted(slices.Values(cpuRatios[i]))
 		m := medianOf(rs)
@@ -282,8 +344,9 @@ func summarize(pairs []pair, ratios, cpuRatios [][]float64) {
 		if p.costRatio {
 			goal = "≤ " + strconv.FormatFloat(p.goal, 'f', 2, 64)
 		}
-		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %-16s  %-7s %-13s  %.3f %.3f %.3f\n", p.name, rs[0], m.Center, rs[len(rs)-1],
-			fmt.Sprintf("[%.3f, %.3f]", m.Lo, m.Hi), goal, verdict(m.Lo, m.Hi, p.goal, p.costRatio), cs[0], medianOf(cs).Center, cs[len(cs)-1])
+		fmt.Printf("%-58s %6.3f %6.3f %6.3f  %-16s  %-7s %-13s  %.3f %.3f %.3f  %.2f, %.2f\n", p.name, rs[0], m.Center, rs[len(rs)-1],
+			fmt.Sprintf("[%.3f, %.3f]", m.Lo, m.Hi), goal, verdict(m.Lo, m.Hi, p.goal, p.costRatio), cs[0], medianOf(cs).Center, cs[len(cs)-1],
+			middle(gcTimes[i][0]), middle(gcTimes[i][1]))
 	}
 }
 
@@ -622,7 +685,10 @@ func load(ctx context.Context, wrk, url string, d time.Duration, connections int
 
 // beforeServer is make run's server built at an earlier commit (-before) and the
 // worktree it was built in, where it runs.
-type beforeServer struct{ bin, tree string }
+type beforeServer struct {
+	bin, tree string
+	debug     bool // its server takes -debug-addr
+}
 
 // buildBefore checks out commit in a worktree under dir and builds its make run
 // server there: infra/local/cmd/local, or infra/cmd/local before infra/ was sorted
@@ -642,6 +708,8 @@ func buildBefore(ctx context.Context, dir, commit string) (*beforeServer, error)
 		if err := build.Run(); err != nil {
 			return b, fmt.Errorf("build the server of %s: %w", commit, err)
 		}
+		src, err := os.ReadFile(filepath.Join(b.tree, pkg, "main.go"))
+		b.debug = err == nil && bytes.Contains(src, []byte(`"debug-addr"`))
 		return b, nil
 	}
 	return b, fmt.Errorf("%s has no make run server (infra/local/cmd/local, infra/cmd/local)", commit)

@@ -14,10 +14,11 @@ import (
 	"time"
 )
 
-// The process's figures beside expvar's memstats and cmdline, for make soak, which
-// reads them from outside the process: the goroutines, and the heap the last
-// collection left live (less noisy than memstats' HeapInuse, which follows the
-// collector's cycle).
+// The process's figures beside expvar's memstats and cmdline, for make soak and make
+// bench-path, which read them from outside the process: the goroutines, the heap the
+// last collection left live (less noisy than memstats' HeapInuse, which follows the
+// collector's cycle), and the CPU time the collector has spent (the runtime's own
+// account, which memstats' GCCPUFraction gives only as a share of the process's life).
 func init() {
 	expvar.Publish("goroutines", expvar.Func(func() any { return runtime.NumGoroutine() }))
 	expvar.Publish("heap_live_bytes", expvar.Func(func() any {
@@ -27,6 +28,14 @@ func init() {
 			return 0
 		}
 		return s[0].Value.Uint64()
+	}))
+	expvar.Publish("gc_cpu_seconds", expvar.Func(func() any {
+		s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindFloat64 {
+			return 0.0
+		}
+		return s[0].Value.Float64()
 	}))
 }
 

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
 
 // TestDebugServer: the runtime figures make soak reads are served on loopback only,
-// with the goroutines, the live heap and expvar's memstats.
+// with the goroutines, the live heap, the collector's CPU time and expvar's memstats.
 func TestDebugServer(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0", "localhost:0", ":0"} {
 		if _, err := serveDebug(context.Background(), addr, io.Discard); err == nil || !strings.Contains(err.Error(), "loopback") && !strings.Contains(err.Error(), "-debug-addr") {
@@ -27,14 +28,16 @@ func TestDebugServer(t *testing.T) {
 	if !strings.Contains(out.String(), url) {
 		t.Errorf("output %q does not name %s", out.String(), url)
 	}
+	runtime.GC() // the runtime accounts the collector's CPU time at a cycle's end
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var vars struct {
-		Goroutines    int    `json:"goroutines"`
-		HeapLiveBytes uint64 `json:"heap_live_bytes"`
+		Goroutines    int     `json:"goroutines"`
+		HeapLiveBytes uint64  `json:"heap_live_bytes"`
+		GCCPUSeconds  float64 `json:"gc_cpu_seconds"`
 		Memstats      struct {
 			HeapInuse   uint64
 			HeapObjects uint64
@@ -43,8 +46,8 @@ func TestDebugServer(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
 		t.Fatal(err)
 	}
-	if vars.Goroutines <= 0 || vars.Memstats.HeapInuse == 0 || vars.Memstats.HeapObjects == 0 {
-		t.Errorf("vars %+v: want goroutines, heap in use and heap objects", vars)
+	if vars.Goroutines <= 0 || vars.Memstats.HeapInuse == 0 || vars.Memstats.HeapObjects == 0 || vars.GCCPUSeconds <= 0 {
+		t.Errorf("vars %+v: want goroutines, heap in use, heap objects and the collector's CPU time", vars)
 	}
 	prof, err := http.Get(strings.TrimSuffix(url, "/vars") + "/pprof/goroutine?debug=1")
 	if err != nil {
