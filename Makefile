@@ -115,14 +115,17 @@ BENCH_PATH_DURATION ?= 4s
 BENCH_PATH_PROFILE  ?=
 # An earlier commit: its make run server (on BENCH_PATH_BEFORE_PORT, its own stack) against
 # today's in rounds of their own pairs, the tags read and the default avatar.
+# BENCH_PATH_BEFORE_ENV: KEY=VALUE pairs for that server's environment alone (with
+# BENCH_PATH_BEFORE=HEAD, one setting against today's: BENCH_PATH_BEFORE_ENV=GOGC=100).
 BENCH_PATH_BEFORE      ?=
 BENCH_PATH_BEFORE_PORT ?= 3703
+BENCH_PATH_BEFORE_ENV  ?=
 bench-path: ## the tags read and the cached avatar against bare servers under wrk, interleaved rounds, each ratio's median with its interval against the goal
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- $(GO) run ./infra/bench/cmd/benchpath -port $(BENCH_PATH_PORT) \
 		-reference-port $(BENCH_PATH_REF_PORT) -traced-port $(BENCH_PATH_TRACED_PORT) -rounds $(BENCH_PATH_ROUNDS) -duration $(BENCH_PATH_DURATION) \
 		$(if $(BENCH_PATH_PROFILE),-profile $(BENCH_PATH_PROFILE)) \
-		$(if $(BENCH_PATH_BEFORE),-before $(BENCH_PATH_BEFORE) -before-port $(BENCH_PATH_BEFORE_PORT))
+		$(if $(BENCH_PATH_BEFORE),-before $(BENCH_PATH_BEFORE) -before-port $(BENCH_PATH_BEFORE_PORT) -before-env '$(BENCH_PATH_BEFORE_ENV)')
 
 # The catalog at scale: seeds a 10k and a 1M catalog once, each in its own
 # stack folder under $(SCALE_DIR) (kept for later runs), serves the API on $(BENCH_PORT)

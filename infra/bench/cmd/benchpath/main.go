@@ -25,7 +25,9 @@
 // earlier commit's req/s over today's, today's cost as a multiple of the earlier
 // one's, with the goal of at most 1 (both must answer the same bytes, or the command
 // stops); and a fourth, the bare handler over that server, with the untraced read's
-// goal.
+// goal. -before-env adds variables to that server's environment alone, so that
+// -before HEAD -before-env GOGC=100 sets one setting against today's in the same
+// rounds.
 package main
 
 import (
@@ -122,9 +124,19 @@ func run(ctx context.Context, args []string) error {
 	connections := fs.Int("c", 32, "wrk's connections")
 	before := fs.String("before", "", "an earlier commit: its make run server against today's (the tags read and the default avatar) and against the bare handler, in rounds of their own pairs; empty: none")
 	beforePort := fs.Int("before-port", 3003, "the earlier commit's server's port (-before)")
+	beforeEnv := fs.String("before-env", "", "KEY=VALUE pairs, space-separated, added to the earlier commit's server's environment alone (-before)")
 	profile := fs.String("profile", "", "folder for CPU profiles under load of the tags read (the untraced service, the traced one, the bare handler) and the scaled avatar (the service, the trivial server), taken after the rounds; empty: none")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	extraEnv := strings.Fields(*beforeEnv)
+	for _, kv := range extraEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("-before-env: %q is not KEY=VALUE", kv)
+		}
+	}
+	if len(extraEnv) > 0 && *before == "" {
+		return errors.New("-before-env needs -before")
 	}
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
@@ -224,7 +236,7 @@ func run(ctx context.Context, args []string) error {
 		if earlier.debug {
 			args = debugArgs
 		}
-		s, err := startLocal(ctx, &servers, earlier.bin, earlier.tree, filepath.Join(dir, "before"), *beforePort, nil, args...)
+		s, err := startLocal(ctx, &servers, earlier.bin, earlier.tree, filepath.Join(dir, "before"), *beforePort, extraEnv, args...)
 		if err != nil {
 			return fmt.Errorf("the server of %s: %w", *before, err)
 		}
@@ -238,6 +250,9 @@ func run(ctx context.Context, args []string) error {
 		short := *before
 		if len(short) > 12 {
 			short = short[:12]
+		}
+		if len(extraEnv) > 0 {
+			short += " " + strings.Join(extraEnv, " ")
 		}
 		pairs = append(pairs,
 			pair{"GET /tags?client=1: " + short + " / today", untraced + "/tags?client=1", s.url + "/tags?client=1", true, 1, untracedServer.pid, s.pid},

@@ -26,11 +26,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/images"
 )
 
 func main() {
+	// The functions' collector target, so that the peak is the one they reach.
+	app.TuneGC(os.Getenv)
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "imagepeak:", err)
 		os.Exit(1)
