@@ -129,11 +129,9 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	extraEnv := strings.Fields(*beforeEnv)
-	for _, kv := range extraEnv {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return fmt.Errorf("-before-env: %q is not KEY=VALUE", kv)
-		}
+	extraEnv, err := envPairs(*beforeEnv)
+	if err != nil {
+		return fmt.Errorf("-before-env: %w", err)
 	}
 	if len(extraEnv) > 0 && *before == "" {
 		return errors.New("-before-env needs -before")
@@ -752,4 +750,16 @@ func sameBody(a, b string) error {
 		return fmt.Errorf("%s and %s answer other bodies (%d and %d bytes)", a, b, len(bodyA), len(bodyB))
 	}
 	return nil
+}
+
+// envPairs splits -before-env's space-separated KEY=VALUE pairs, each as exec.Cmd's Env
+// takes it.
+func envPairs(s string) ([]string, error) {
+	pairs := strings.Fields(s)
+	for _, kv := range pairs {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("%q is not KEY=VALUE", kv)
+		}
+	}
+	return pairs, nil
 }
