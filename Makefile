@@ -113,8 +113,9 @@ BENCH_PATH_DURATION ?= 4s
 # and of the scaled avatar, the service's and the trivial server's, taken after the rounds
 # (BENCH_PATH_ROUNDS=0: profiles only).
 BENCH_PATH_PROFILE  ?=
-# An earlier commit: its make run server (on BENCH_PATH_BEFORE_PORT, its own stack) against
-# today's in rounds of their own pairs, the tags read and the default avatar.
+# An earlier commit: its make run server (on BENCH_PATH_BEFORE_PORT, with today's servers'
+# environment) against today's in rounds of their own pairs, the tags read and the default
+# avatar, and beside the bare handler.
 # BENCH_PATH_BEFORE_ENV: KEY=VALUE pairs for that server's environment alone (with
 # BENCH_PATH_BEFORE=HEAD, one setting against today's: BENCH_PATH_BEFORE_ENV=GOGC=100).
 BENCH_PATH_BEFORE      ?=
