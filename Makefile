@@ -66,10 +66,14 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 # server settings) and the bare trivial server, and prints req/s, both ratios and CPU
 # per request for each size, and a 304 beside a 200 (WRK_ROUNDS rounds of WRK_DURATION
 # each, default 5 and 2s; docs/cdn.md).
+# BenchmarkWarmMemory sends each function 3000 invocations of its reads and uploads in
+# one process, at the collector's target and at GOGC=100, and prints the peak resident
+# set (VmHWM) and the collector's largest heap goal and live heap.
 bench: bench-compare ## the request path against its baseline (benchstat), then every benchmark with figures (ns/op, B/op, allocs/op, peak memory, cold starts)
 	@bash infra/scripts/tools.sh bench
 	$(WITHSTACK) -ephemeral -- sh -c '$(GO) test -run "^$$" -bench . -benchmem -timeout 30m $$($(GO) list ./... | grep -v /infra/tests/smoke) && \
-		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/tests/smoke'
+		$(GO) test -run "^$$" -bench ColdStart -benchtime 300x -timeout 30m ./infra/tests/smoke && \
+		$(GO) test -run "^$$" -bench WarmMemory -benchtime 3000x -timeout 30m ./infra/tests/smoke'
 
 # The request path's benchmarks, BENCH_COUNT runs of each: the middleware layer by layer
 # around the tags read and the cdn's cached avatar (BenchmarkLayers), a database read's

@@ -1,0 +1,170 @@
+package smoke_test
+
+import (
+	"bufio"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediacatalog/service/infra/tests/smoke"
+	"github.com/mediacatalog/service/shared/app"
+)
+
+// warmEvents picks, of a function's events, those a warm container serves over and
+// over: its reads, its image uploads (each replaces the image it stored the time
+// before) and oauth's login (a state token written per request). Creations and
+// deletions change what the next one finds, so they are left out.
+func warmEvents(names []string, bodies [][]byte) (picked [][]byte) {
+	for i, n := range names {
+		switch {
+		case strings.HasPrefix(n, "get-"), strings.HasPrefix(n, "list-"), strings.HasPrefix(n, "update-"),
+			strings.HasPrefix(n, "change-"), n == "connections.json", n == "login.json":
+			picked = append(picked, bodies[i])
+		}
+	}
+	return picked
+}
+
+// gcTrace matches a line of GODEBUG=gctrace=1: the heap at the collection's start,
+// at its end, and marked live, and the goal it set for the next.
+var gcTrace = regexp.MustCompile(`(\d+)->(\d+)->(\d+) MB, (\d+) MB goal`)
+
+// warmMemory is what one warm process held after its invocations.
+type warmMemory struct {
+	hwmKiB, rssKiB int64 // /proc/<pid>/status: peak and current resident set
+	gcs            int   // collections
+	maxGoal        int   // the largest heap goal the collector set, MB
+	maxLive        int   // the largest heap a collection found live, MB
+	statuses       map[int]int
+}
+
+// statusText is statuses as "200×2000 304×1000", by status.
+func (m warmMemory) statusText() string {
+	var parts []string
+	for _, s := range slices.Sorted(maps.Keys(m.statuses)) {
+		parts = append(parts, fmt.Sprintf("%d×%d", s, m.statuses[s]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// serveWarm starts bin against a fresh Runtime API with GODEBUG=gctrace=1, sends it n
+// invocations of events in turn, one at a time as Lambda does, fails on an answer of
+// 429 or 5xx, and reads the process's memory before stopping it.
+func serveWarm(b *testing.B, bin string, env []string, events [][]byte, n int) warmMemory {
+	b.Helper()
+	api, err := smoke.NewRuntimeAPI()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer api.Close()
+	cmd := exec.Command(bin)
+	cmd.Env = append(slices.Clone(env), "AWS_LAMBDA_RUNTIME_API="+api.Addr, "GODEBUG=gctrace=1")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	m := warmMemory{statuses: map[int]int{}}
+	for i := range n {
+		api.Enqueue(events[i%len(events)])
+		r, err := api.Wait(20 * time.Second)
+		if err != nil {
+			b.Fatalf("%s: invocation %d: %v\n%s", bin, i, err, stderr.String())
+		}
+		resp, err := r.Decode()
+		if err != nil || resp.StatusCode == 429 || resp.StatusCode >= 500 {
+			b.Fatalf("%s: invocation %d: %v %d %.300s", bin, i, err, resp.StatusCode, resp.Body)
+		}
+		m.statuses[resp.StatusCode]++
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.hwmKiB, m.rssKiB = statusKiB(string(status), "VmHWM:"), statusKiB(string(status), "VmRSS:")
+	sc := bufio.NewScanner(strings.NewReader(stderr.String()))
+	for sc.Scan() {
+		if g := gcTrace.FindStringSubmatch(sc.Text()); g != nil {
+			live, _ := strconv.Atoi(g[3])
+			goal, _ := strconv.Atoi(g[4])
+			m.gcs++
+			m.maxGoal, m.maxLive = max(m.maxGoal, goal), max(m.maxLive, live)
+		}
+	}
+	return m
+}
+
+// statusKiB is the value of a /proc/<pid>/status line such as "VmHWM:   12345 kB".
+func statusKiB(status, field string) int64 {
+	for line := range strings.Lines(status) {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kib
+		}
+	}
+	return 0
+}
+
+// BenchmarkWarmMemory serves each function's warm events (warmEvents) to one process,
+// b.N invocations one after the other, every one traced (the Runtime API's sampled
+// trace header) and logged as under Lambda, at the functions' collector target
+// (app.TuneGC) and at the runtime's default (GOGC=100), and reports what the process
+// held at the end: its peak resident set (VmHWM, what Lambda's Max Memory Used
+// counts), its resident set, and from the collector's trace the largest heap goal it
+// set and the largest heap it found live. The functions' memory and GOMEMLIMIT are in
+// template.yaml; the smallest limit is 230 MiB.
+func BenchmarkWarmMemory(b *testing.B) {
+	host, _ := buildAll(b)
+	env, cookie := stackEnv(b)
+	env = append(env,
+		"OAUTH_RATE_LIMIT=1000000000", // login's limiter never refuses
+		// login's provider, so that it writes its state token and redirects; the
+		// redirect needs no call to the provider.
+		"OAUTH_GOOGLE_CLIENT_ID=warm-memory", "OAUTH_GOOGLE_CLIENT_SECRET=warm-memory",
+		// The events' origin, so that the uploads pass the writes' check.
+		"CORS_ORIGINS=https://mediacatalog.app")
+	type result struct {
+		fn, gogc string
+		n        int
+		m        warmMemory
+	}
+	var results []result
+	for _, fn := range functions {
+		events := warmEvents(eventsOf(b, fn, cookie))
+		if len(events) == 0 {
+			b.Fatalf("%s: no warm events", fn)
+		}
+		// The target is what a function runs with when the environment sets no GOGC.
+		for _, gogc := range []string{strconv.Itoa(app.GCPercent), "100"} {
+			b.Run(fn+"/gogc="+gogc, func(b *testing.B) {
+				caseEnv := env
+				if gogc != strconv.Itoa(app.GCPercent) {
+					caseEnv = append(slices.Clone(env), "GOGC="+gogc)
+				}
+				m := serveWarm(b, host[fn], caseEnv, events, b.N)
+				b.ReportMetric(float64(m.hwmKiB)/1024, "VmHWM-MiB")
+				b.ReportMetric(float64(m.maxGoal), "max-goal-MB")
+				b.ReportMetric(float64(m.maxLive), "max-live-MB")
+				b.ReportMetric(float64(m.gcs), "GCs")
+				results = slices.DeleteFunc(results, func(r result) bool { return r.fn == fn && r.gogc == gogc })
+				results = append(results, result{fn, gogc, b.N, m})
+			})
+		}
+	}
+	report := []string{fmt.Sprintf("%-20s %-8s %7s %10s %10s %12s %12s %5s  %s",
+		"function", "GOGC", "invokes", "VmHWM MiB", "VmRSS MiB", "max goal MB", "max live MB", "GCs", "answers")}
+	for _, r := range results {
+		report = append(report, fmt.Sprintf("%-20s %-8s %7d %10.1f %10.1f %12d %12d %5d  %s", r.fn, r.gogc, r.n,
+			float64(r.m.hwmKiB)/1024, float64(r.m.rssKiB)/1024, r.m.maxGoal, r.m.maxLive, r.m.gcs, r.m.statusText()))
+	}
+	// Printed rather than logged, as BenchmarkColdStart's table.
+	fmt.Println(strings.Join(report, "\n"))
+}
