@@ -1,7 +1,6 @@
 package smoke_test
 
 import (
-	"bufio"
 	"fmt"
 	"maps"
 	"os"
@@ -90,16 +89,23 @@ func serveWarm(b *testing.B, bin string, env []string, events [][]byte, n int) w
 		b.Fatal(err)
 	}
 	m.hwmKiB, m.rssKiB = statusKiB(string(status), "VmHWM:"), statusKiB(string(status), "VmRSS:")
-	sc := bufio.NewScanner(strings.NewReader(stderr.String()))
-	for sc.Scan() {
-		if g := gcTrace.FindStringSubmatch(sc.Text()); g != nil {
+	m.gcs, m.maxGoal, m.maxLive = parseGCTrace(stderr.String())
+	return m
+}
+
+// parseGCTrace reads GODEBUG=gctrace=1's lines out of a process's stderr: how many
+// collections ran, the largest heap goal they set and the largest heap they found
+// live, in MB.
+func parseGCTrace(stderr string) (gcs, maxGoal, maxLive int) {
+	for line := range strings.Lines(stderr) {
+		if g := gcTrace.FindStringSubmatch(line); g != nil {
 			live, _ := strconv.Atoi(g[3])
 			goal, _ := strconv.Atoi(g[4])
-			m.gcs++
-			m.maxGoal, m.maxLive = max(m.maxGoal, goal), max(m.maxLive, live)
+			gcs++
+			maxGoal, maxLive = max(maxGoal, goal), max(maxLive, live)
 		}
 	}
-	return m
+	return gcs, maxGoal, maxLive
 }
 
 // statusKiB is the value of a /proc/<pid>/status line such as "VmHWM:   12345 kB".
@@ -167,4 +173,53 @@ func BenchmarkWarmMemory(b *testing.B) {
 	}
 	// Printed rather than logged, as BenchmarkColdStart's table.
 	fmt.Println(strings.Join(report, "\n"))
+}
+
+func TestWarmMemoryParsing(t *testing.T) {
+	t.Run("warmEvents", func(t *testing.T) {
+		names := []string{"add-role.json", "connections.json", "delete-user.json", "edit-user.json", "get-user.json",
+			"link.json", "list-users.json", "login.json", "logout-user.json", "update-image.json", "change-avatar.json"}
+		bodies := make([][]byte, len(names))
+		for i, n := range names {
+			bodies[i] = []byte(n)
+		}
+		var got []string
+		for _, b := range warmEvents(names, bodies) {
+			got = append(got, string(b))
+		}
+		want := []string{"connections.json", "get-user.json", "list-users.json", "login.json", "update-image.json", "change-avatar.json"}
+		if !slices.Equal(got, want) {
+			t.Errorf("warmEvents = %v, want %v", got, want)
+		}
+	})
+	for _, tc := range []struct {
+		name                  string
+		stderr                string
+		gcs, maxGoal, maxLive int
+	}{
+		{"none", "", 0, 0, 0},
+		{"a log line only", `{"level":"ERROR","msg":"x"}` + "\n", 0, 0, 0},
+		{"two collections", "gc 1 @0.012s 2%: 0.010+1.2+0.003 ms clock, 0.021+0.5/1.0/0.2+0.007 ms cpu, 4->4->1 MB, 16 MB goal, 0 MB stacks, 0 MB globals, 2 P\n" +
+			`{"level":"ERROR","msg":"x"}` + "\n" +
+			"gc 2 @1.500s 0%: 0.011+2.1+0.004 ms clock, 0.022+0.4/1.1/0.1+0.008 ms cpu, 17->18->3 MB, 24 MB goal, 0 MB stacks, 0 MB globals, 2 P\n",
+			2, 24, 3},
+	} {
+		t.Run("parseGCTrace/"+tc.name, func(t *testing.T) {
+			gcs, goal, live := parseGCTrace(tc.stderr)
+			if gcs != tc.gcs || goal != tc.maxGoal || live != tc.maxLive {
+				t.Errorf("parseGCTrace = %d, %d, %d; want %d, %d, %d", gcs, goal, live, tc.gcs, tc.maxGoal, tc.maxLive)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		field string
+		want  int64
+	}{{"VmHWM:", 31744}, {"VmRSS:", 30720}, {"VmSwap:", 0}} {
+		t.Run("statusKiB/"+tc.field, func(t *testing.T) {
+			status := "Name:\tbootstrap\nVmPeak:\t 1234567 kB\nVmHWM:\t   31744 kB\nVmRSS:\t   30720 kB\n"
+			if got := statusKiB(status, tc.field); got != tc.want {
+				t.Errorf("statusKiB(%q) = %d, want %d", tc.field, got, tc.want)
+			}
+		})
+	}
 }
