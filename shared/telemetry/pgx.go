@@ -48,10 +48,15 @@ type call struct {
 // begin starts a statement's call, and reports whether its span is recorded: otelpgx
 // is called for a recorded one only. Unsampled, it would still box a start time into
 // the context and look up the attribute set of a metric nobody reads (the service sets
-// no meter provider), on every statement.
+// no meter provider), on every statement. A process that writes no EMF document
+// (make run's server) reads no statement's time: an unrecorded statement there takes
+// none, and leaves its context as it is.
 func (t *pgxTracer) begin(ctx context.Context) (context.Context, bool) {
-	c := &call{start: time.Now()}
 	traced := trace.SpanFromContext(ctx).IsRecording()
+	if !traced && metrics == nil {
+		return ctx, false
+	}
+	c := &call{start: time.Now()}
 	if traced {
 		c.name, c.file, c.line = caller()
 	}
@@ -62,8 +67,12 @@ func (t *pgxTracer) begin(ctx context.Context) (context.Context, bool) {
 // otelpgx made one at its start, or none (the request's span unsampled).
 func traced(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
 
-// finish adds the call's time to its request's, and statements to its count.
+// finish adds the call's time to its request's, and statements to its count, for its
+// EMF document (none without a metric writer).
 func (t *pgxTracer) finish(ctx context.Context, statements int) {
+	if metrics == nil {
+		return
+	}
 	st := stateOf(ctx)
 	if st == nil {
 		return
@@ -116,6 +125,9 @@ func (t *pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pg
 func (t *pgxTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchQueryData) {
 	if traced(ctx) {
 		t.inner.TraceBatchQuery(ctx, conn, data)
+	}
+	if metrics == nil {
+		return
 	}
 	if st := stateOf(ctx); st != nil {
 		st.db.mu.Lock()
