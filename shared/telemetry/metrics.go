@@ -87,16 +87,24 @@ func (vs *values) add(name, unit string, v float64) {
 }
 
 // Add adds v to the request's metric name (a count: cache hits, a breaker's
-// refusals, its state). Outside a request it does nothing. Names are constants of
-// the code, never data: each is a metric of its own.
+// refusals, its state). Outside a request, or in a process that writes no EMF
+// document (make run's server), it does nothing. Names are constants of the code,
+// never data: each is a metric of its own.
 func Add(ctx context.Context, name string, v float64) {
+	if metrics == nil {
+		return
+	}
 	if st := stateOf(ctx); st != nil {
 		st.values.add(name, UnitCount, v)
 	}
 }
 
-// Time adds d to the request's time metric name, in milliseconds.
+// Time adds d to the request's time metric name, in milliseconds; as Add, only where
+// a document will carry it.
 func Time(ctx context.Context, name string, d time.Duration) {
+	if metrics == nil {
+		return
+	}
 	if st := stateOf(ctx); st != nil {
 		st.values.add(name, UnitMilliseconds, float64(d.Microseconds())/1000)
 	}

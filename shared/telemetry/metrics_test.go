@@ -1,11 +1,13 @@
 package telemetry
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -81,3 +83,32 @@ func TestDimensionsBounded(t *testing.T) {
 type bufWriter struct{ b []byte }
 
 func (w *bufWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+
+// TestAddWhereWritten: a request's added metrics are kept only in a process that writes
+// its EMF document; make run's server, which writes none, keeps nothing.
+func TestAddWhereWritten(t *testing.T) {
+	saved := metrics
+	t.Cleanup(func() { metrics = saved })
+	for _, tc := range []struct {
+		name   string
+		writer *bufWriter
+		want   []value
+	}{
+		{"no metric writer", nil, nil},
+		{"EMF documents written", &bufWriter{}, []value{{MetricCacheHit, UnitCount, 2}, {MetricImageTime, UnitMilliseconds, 1.5}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			metrics = nil
+			if tc.writer != nil {
+				metrics = tc.writer
+			}
+			st := &request{Context: context.Background()}
+			Add(st, MetricCacheHit, 1)
+			Add(st, MetricCacheHit, 1)
+			Time(st, MetricImageTime, 1500*time.Microsecond)
+			if !reflect.DeepEqual(st.values.list, tc.want) {
+				t.Errorf("values %v, want %v", st.values.list, tc.want)
+			}
+		})
+	}
+}
