@@ -1,16 +1,14 @@
 package soak
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/mediacatalog/service/infra/bench/procstatus"
 )
 
 // Sample is the server process's figures at one moment: from /proc/<pid> (resident
@@ -40,7 +38,7 @@ type probe struct {
 
 func (p probe) read(ctx context.Context) (Sample, error) {
 	var s Sample
-	st, err := status(p.pid, "VmRSS", "RssAnon")
+	st, err := procstatus.Sizes(p.pid, "VmRSS", "RssAnon")
 	if err != nil {
 		return s, err
 	}
@@ -73,38 +71,4 @@ func (p probe) read(ctx context.Context) (Sample, error) {
 	s.Goroutines, s.HeapLive = vars.Goroutines, vars.HeapLiveBytes
 	s.HeapInuse, s.HeapObjects = vars.Memstats.HeapInuse, vars.Memstats.HeapObjects
 	return s, nil
-}
-
-// status reads the sizes named (such as VmRSS, the resident set) from
-// /proc/<pid>/status, in bytes.
-func status(pid int, names ...string) ([]uint64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := make([]uint64, len(names))
-	found := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		i := slices.Index(names, name)
-		if !ok || i < 0 {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return nil, fmt.Errorf("/proc/%d/status: %s %q", pid, name, rest)
-		}
-		kb, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = kb << 10
-		found++
-	}
-	if found != len(names) {
-		return nil, fmt.Errorf("/proc/%d/status: not all of %v", pid, names)
-	}
-	return out, sc.Err()
 }

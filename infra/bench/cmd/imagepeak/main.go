@@ -15,17 +15,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
+	"github.com/mediacatalog/service/infra/bench/procstatus"
 	"github.com/mediacatalog/service/shared/app"
 	"github.com/mediacatalog/service/shared/apperr"
 	"github.com/mediacatalog/service/shared/images"
@@ -81,15 +78,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 // vmHWM reads this process's peak resident set size, in KiB, from
 // /proc/self/status.
 func vmHWM() (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+	s, err := procstatus.Sizes(os.Getpid(), "VmHWM")
 	if err != nil {
 		return 0, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
+	return int64(s[0] >> 10), nil
 }
