@@ -91,10 +91,7 @@ func (vs *values) add(name, unit string, v float64) {
 // document (make run's server), it does nothing. Names are constants of the code,
 // never data: each is a metric of its own.
 func Add(ctx context.Context, name string, v float64) {
-	if metrics == nil {
-		return
-	}
-	if st := stateOf(ctx); st != nil {
+	if st := recorded(ctx); st != nil {
 		st.values.add(name, UnitCount, v)
 	}
 }
@@ -102,10 +99,7 @@ func Add(ctx context.Context, name string, v float64) {
 // Time adds d to the request's time metric name, in milliseconds; as Add, only where
 // a document will carry it.
 func Time(ctx context.Context, name string, d time.Duration) {
-	if metrics == nil {
-		return
-	}
-	if st := stateOf(ctx); st != nil {
+	if st := recorded(ctx); st != nil {
 		st.values.add(name, UnitMilliseconds, float64(d.Microseconds())/1000)
 	}
 }

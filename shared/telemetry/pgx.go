@@ -70,10 +70,7 @@ func traced(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsReco
 // finish adds the call's time to its request's, and statements to its count, for its
 // EMF document (none without a metric writer).
 func (t *pgxTracer) finish(ctx context.Context, statements int) {
-	if metrics == nil {
-		return
-	}
-	st := stateOf(ctx)
+	st := recorded(ctx)
 	if st == nil {
 		return
 	}
@@ -126,10 +123,7 @@ func (t *pgxTracer) TraceBatchQuery(ctx context.Context, conn *pgx.Conn, data pg
 	if traced(ctx) {
 		t.inner.TraceBatchQuery(ctx, conn, data)
 	}
-	if metrics == nil {
-		return
-	}
-	if st := stateOf(ctx); st != nil {
+	if st := recorded(ctx); st != nil {
 		st.db.mu.Lock()
 		st.db.count++
 		st.db.mu.Unlock()

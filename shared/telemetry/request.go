@@ -42,6 +42,16 @@ func stateOf(ctx context.Context) *request {
 	return st
 }
 
+// recorded is the request of ctx whose metrics an EMF document will carry: none outside
+// a request, nor in a process that writes no document (make run's server), where
+// keeping them would be work nobody reads.
+func recorded(ctx context.Context) *request {
+	if metrics == nil {
+		return nil
+	}
+	return stateOf(ctx)
+}
+
 // unmatched is the route of a request no route took (the 404 of an unknown path, a
 // refusal before routing).
 const unmatched = "unmatched"
