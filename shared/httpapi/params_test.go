@@ -188,6 +188,61 @@ func TestInvalidTextInPathAndQuery(t *testing.T) {
 	}
 }
 
+// TestOwnTextRoute: an OwnText route's handler answers invalid text itself, whether
+// the middleware wraps the function's mux or (as on the local server) the route's own
+// handler; every other route's request, a request the mux takes elsewhere among them,
+// is still refused before any handler.
+func TestOwnTextRoute(t *testing.T) {
+	answer := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "/from/"+name)
+			w.WriteHeader(http.StatusFound)
+		})
+	}
+	own := Route{Pattern: "GET /own/{x}/callback", Mux: "GET /own/{x}/{action}", OwnText: true, Handler: answer("own")}
+	other := Route{Pattern: "GET /own/link/{x}", Handler: answer("other")}
+	log := Options{Log: slog.New(slog.DiscardHandler)}
+	wirings := map[string]func(target string) http.Handler{
+		"function's mux": func(string) http.Handler { return Wrap(NewMux([]Route{own, other}), log) },
+		"route's handler": func(target string) http.Handler {
+			if strings.HasPrefix(target, "/own/link/") {
+				return Wrap(other.Served(), log)
+			}
+			return Wrap(own.Served(), log)
+		},
+	}
+	tests := []struct {
+		target string
+		want   string // the handler that answers, or "" for the text layer's 400
+	}{
+		{"/own/a/callback?state=ok", "own"},
+		{"/own/a/callback?state=%00", "own"},
+		{"/own/a/callback?state=%FF", "own"},
+		{"/own/a%00/callback", "own"},
+		{"/own/link/a", "other"},
+		{"/own/link/a?x=%00", ""},
+		{"/own/link/a%FF", ""},
+	}
+	for name, wiring := range wirings {
+		for _, tt := range tests {
+			t.Run(name+tt.target, func(t *testing.T) {
+				w := httptest.NewRecorder()
+				wiring(tt.target).ServeHTTP(w, httptest.NewRequest(http.MethodGet, tt.target, nil))
+				if tt.want == "" {
+					var resp Response
+					if w.Code != 400 || json.Unmarshal(w.Body.Bytes(), &resp) != nil || resp.Data != apperr.MsgInvalidText {
+						t.Fatalf("%d %s, want the 400 %q", w.Code, w.Body, apperr.MsgInvalidText)
+					}
+					return
+				}
+				if got := w.Header().Get("Location"); w.Code != http.StatusFound || got != "/from/"+tt.want {
+					t.Fatalf("%d at %q, want the %s route's answer", w.Code, got, tt.want)
+				}
+			})
+		}
+	}
+}
+
 // FuzzParams: whatever the path and query, the parameter helpers answer 200 or a 400
 // Response Model, and what they pass on is valid text and canonical ids.
 func FuzzParams(f *testing.F) {

@@ -32,6 +32,10 @@ type Route struct {
 	// through the distribution, so the origin secret is not asked of it
 	// (Options.OriginExempt).
 	Internal bool
+	// OwnText: the route answers a path or query that is not ValidText itself, in
+	// the form its contract gives every answer (the OAuth callbacks' redirect), and
+	// checks the text it reads; the text layer lets its requests through.
+	OwnText bool
 }
 
 // Throttle names the template's pair of rate and burst parameters that bound a route.
@@ -53,12 +57,16 @@ const (
 func (rt Route) CatalogCached() bool { return rt.Cache == CacheCatalog || rt.Cache == CacheRandom }
 
 // Served is the handler the mux serves: Handler, through Public when the route has a
-// Cache policy.
+// Cache policy, marked ownText when it is OwnText.
 func (rt Route) Served() http.Handler {
+	h := rt.Handler
 	if rt.Cache != "" {
-		return Public(rt.Cache, rt.Handler)
+		h = Public(rt.Cache, h)
 	}
-	return rt.Handler
+	if rt.OwnText {
+		h = ownText{h}
+	}
+	return h
 }
 
 // MuxPattern is the pattern registered on the ServeMux.

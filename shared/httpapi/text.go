@@ -20,15 +20,33 @@ func ValidText(s string) bool {
 func invalidText() *apperr.Error { return apperr.New(apperr.Invalid, apperr.MsgInvalidText) }
 
 // checkText refuses requests whose path or query (names and values, as decoded) hold
-// text that is not ValidText. It runs before the routes, so no handler reads such text.
+// text that is not ValidText. It runs before the routes, so no handler reads such text,
+// except an OwnText route's: one whose contract has it answer every request in a form
+// of its own (the OAuth callbacks always redirect to the frontend), which checks the
+// text it reads itself.
 func checkText(next http.Handler, _ *Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !requestTextValid(r) {
+		if !requestTextValid(r) && !routedToOwnText(next, r) {
 			Error(w, r, invalidText())
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownText is the handler of an OwnText route (Route.Served).
+type ownText struct{ http.Handler }
+
+// routedToOwnText reports whether next serves r through an OwnText route: next is the
+// route's handler itself (the local server routes before the middleware) or the mux of
+// a function's routes (NewMux), asked which handler it would take. Asked only of a
+// request already refused, so valid requests are routed once.
+func routedToOwnText(next http.Handler, r *http.Request) bool {
+	if mux, ok := next.(*http.ServeMux); ok {
+		next, _ = mux.Handler(r)
+	}
+	_, ok := next.(ownText)
+	return ok
 }
 
 func requestTextValid(r *http.Request) bool {

@@ -169,6 +169,10 @@ func (f *flows) consume(w http.ResponseWriter, r *http.Request, provider string,
 	if token == "" {
 		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("no state in the callback"))
 	}
+	if !httpapi.ValidText(token) {
+		// Never issued by us (a state is base64url): not worth a lookup.
+		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("the callback's state is not valid UTF-8 without NUL"))
+	}
 	c, err := r.Cookie(f.stateCookie("", 0).Name)
 	if err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(stateHash(token))) != 1 {
 		return catalog.OAuthState{}, fail(ReasonInvalidState, errors.New("the state does not match the browser's state cookie"))
@@ -193,6 +197,10 @@ func (f *flows) consume(w http.ResponseWriter, r *http.Request, provider string,
 func (f *flows) exchange(ctx context.Context, r *http.Request, p providers.Provider, st catalog.OAuthState) (catalog.ProviderAccount, *callbackError) {
 	q := r.URL.Query()
 	err := providers.CallbackError(q)
+	if err == nil && !httpapi.ValidText(q.Get("code")) {
+		// Not a provider's code: nothing to send it to the provider for.
+		err = fmt.Errorf("%w: the callback's code is not valid UTF-8 without NUL", providers.ErrExchange)
+	}
 	if err == nil {
 		var profile providers.Profile
 		profile, err = p.Exchange(ctx, q.Get("code"), st.Verifier, f.callbackURL(p.Name(), st.Flow))

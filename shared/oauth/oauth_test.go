@@ -496,6 +496,86 @@ func TestProviderErrors(t *testing.T) {
 	})
 }
 
+// TestCallbackInvalidText: a callback whose path or query is not valid UTF-8 without
+// NUL still redirects to the frontend, as the document says a callback always does,
+// with the reason of the part that is not: no state is looked up for a state that is
+// not text, and no code that is not text is sent to the provider.
+func TestCallbackInvalidText(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ada := e.login(t, providertest.Google, &adaGoogle)
+	// genuine is the callback of a flow started at start, its parameter key set to
+	// value (an error in place of the code).
+	genuine := func(start, key, value string, cookies ...*http.Cookie) func(t *testing.T) (string, []*http.Cookie) {
+		return func(t *testing.T) (string, []*http.Cookie) {
+			consentURL, sc := e.start(t, start, cookies...)
+			cb := consent(t, consentURL)
+			q := cb.Query()
+			q.Set(key, value)
+			if key == "error" {
+				q.Del("code")
+			}
+			return cb.Path + "?" + q.Encode(), append([]*http.Cookie{sc}, cookies...)
+		}
+	}
+	fixed := func(target string, cookies ...*http.Cookie) func(t *testing.T) (string, []*http.Cookie) {
+		return func(*testing.T) (string, []*http.Cookie) { return target, cookies }
+	}
+	tests := []struct {
+		name    string
+		request func(t *testing.T) (string, []*http.Cookie)
+		page    string
+		query   url.Values
+	}{
+		{"state with NUL, its cookie beside it", fixed("/auth/oauth/google/callback?code=abc&state=a%00b", stateCookieFor("a\x00b")),
+			"/login", url.Values{"oauth_error": {"invalid_state"}}},
+		{"state not UTF-8", fixed("/auth/oauth/google/callback?code=abc&state=%FF%FE", stateCookieFor("\xff\xfe")),
+			"/login", url.Values{"oauth_error": {"invalid_state"}}},
+		{"link: state with NUL", fixed("/auth/oauth/link/github/callback?code=abc&state=%00", stateCookieFor("\x00"), ada),
+			"/settings", url.Values{"link_error": {"invalid_state"}}},
+		{"provider with NUL", fixed("/auth/oauth/goo%00gle/callback?code=abc&state=x"),
+			"/login", url.Values{"oauth_error": {"unsupported_provider"}}},
+		{"link: provider not UTF-8", fixed("/auth/oauth/link/git%FFhub/callback?code=abc&state=x", ada),
+			"/settings", url.Values{"link_error": {"unsupported_provider"}}},
+		{"provider's error with NUL", genuine("/auth/oauth/google", "error", "access_denied\x00"),
+			"/login", url.Values{"oauth_error": {"exchange_failed"}}},
+		{"code with NUL", genuine("/auth/oauth/discord", "code", "abc\x00"),
+			"/login", url.Values{"oauth_error": {"exchange_failed"}}},
+		{"link: code not UTF-8", genuine("/auth/oauth/link/github", "code", "\xff", ada),
+			"/settings", url.Values{"link_error": {"exchange_failed"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			target, cookies := tc.request(t)
+			users := queryOne[int64](t, e.db, `SELECT count(*) FROM users`)
+			req := testenv.Malformed(testenv.Request(http.MethodGet, target, nil, cookies...))
+			rec := testenv.Do(t, e.h, req)
+			e.wantRedirect(t, rec, tc.page, tc.query)
+			if c := cookieNamed(rec.Result().Cookies(), "refreshToken"); c != nil {
+				t.Error("a refused callback set a refreshToken cookie")
+			}
+			if n := queryOne[int64](t, e.db, `SELECT count(*) FROM users`); n != users {
+				t.Errorf("users %d -> %d", users, n)
+			}
+		})
+	}
+	t.Run("a state whose code is not text is used up", func(t *testing.T) {
+		consentURL, sc := e.start(t, "/auth/oauth/google")
+		cb := consent(t, consentURL)
+		q := cb.Query()
+		code := q.Get("code")
+		q.Set("code", code+"\x00")
+		req := testenv.Malformed(testenv.Request(http.MethodGet, cb.Path+"?"+q.Encode(), nil, sc))
+		e.wantRedirect(t, testenv.Do(t, e.h, req), "/login", url.Values{"oauth_error": {"exchange_failed"}})
+		e.wantRedirect(t, e.callback(t, cb, sc), "/login", url.Values{"oauth_error": {"invalid_state"}})
+	})
+	t.Run("other routes still refuse it", func(t *testing.T) {
+		wantMessage(t, e.do(t, http.MethodGet, "/auth/oauth/google?x=%00"), http.StatusBadRequest,
+			"Invalid text: parameters must be valid UTF-8 without NUL characters")
+		wantMessage(t, e.do(t, http.MethodGet, "/auth/oauth/connections?x=%FF", ada), http.StatusBadRequest,
+			"Invalid text: parameters must be valid UTF-8 without NUL characters")
+	})
+}
+
 func TestUnsupportedProvider(t *testing.T) {
 	e := newEnv(t, envOptions{unconfigure: []string{providertest.GitHub}})
 	member := e.tokenOf(t, e.demoUser(t, "member"))

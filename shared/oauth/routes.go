@@ -16,7 +16,10 @@
 //
 // The callbacks always redirect to the frontend (config FrontendURL), never to an
 // address taken from the request: /login?oauth_success=1 or /login?oauth_error=<reason>
-// and /settings?link_success=<provider> or /settings?link_error=<reason>.
+// and /settings?link_success=<provider> or /settings?link_error=<reason>. A callback
+// whose path or query is not valid text redirects too (httpapi.Route.OwnText): an
+// unknown provider, a state that is invalid_state, a code or error that fails as
+// exchange_failed, each checked before it is looked up or sent anywhere.
 package oauth
 
 import (
@@ -104,9 +107,10 @@ func Routes(d Deps) []httpapi.Route {
 	return []httpapi.Route{
 		{Pattern: "GET /auth/oauth/{provider}", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleLoginStart(f))},
 		{Pattern: "GET /auth/oauth/{provider}/callback", Throttle: httpapi.ThrottleOAuth, Mux: "GET /auth/oauth/{provider}/{action}",
-			Handler: limit(handleLoginCallback(f, d.Store, d.Sessions))},
+			OwnText: true, Handler: limit(handleLoginCallback(f, d.Store, d.Sessions))},
 		{Pattern: "GET /auth/oauth/link/{provider}", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleLinkStart(f, d.Sessions))},
-		{Pattern: "GET /auth/oauth/link/{provider}/callback", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleLinkCallback(f, d.Store, d.Sessions))},
+		{Pattern: "GET /auth/oauth/link/{provider}/callback", Throttle: httpapi.ThrottleOAuth, OwnText: true,
+			Handler: limit(handleLinkCallback(f, d.Store, d.Sessions))},
 		{Pattern: "GET /auth/oauth/connections", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleConnections(d.Store, d.Sessions))},
 		{Pattern: "DELETE /auth/oauth/unlink/{provider}", Throttle: httpapi.ThrottleOAuth, Handler: limit(handleUnlink(f, d.Store, d.Sessions))},
 	}

@@ -1358,7 +1358,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Required parameters missing; or a request body that is not declared as application/json (Content-Type must be application/json); or `Invalid <field>: ...` when a text is longer than its maxLength (in characters), holds control or invisible formatting characters (names: Unicode Cc, Cf, Co, Zl, Zp, variation selectors and other default-ignorable characters; descriptions may hold line breaks and tabs but no bidirectional embeddings, overrides or isolates), or a link is not an http or https address */
+        /** @description Required parameters missing; or `Invalid text: parameters must be valid UTF-8 without NUL characters` when the path, a query parameter's name or value, or a string of the body is not valid UTF-8 or holds NUL (on any route but the OAuth callbacks, which redirect); or a request body that is not declared as application/json (Content-Type must be application/json); or `Invalid <field>: ...` when a text is longer than its maxLength (in characters), holds control or invisible formatting characters (names: Unicode Cc, Cf, Co, Zl, Zp, variation selectors and other default-ignorable characters; descriptions may hold line breaks and tabs but no bidirectional embeddings, overrides or isolates), or a link is not an http or https address */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1973,6 +1973,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthConnection"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             /** @description Too many requests, please try again later. (the OAuth rate limit) */
@@ -2390,6 +2391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Role"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2520,6 +2522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Permission"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
