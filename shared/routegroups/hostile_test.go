@@ -193,11 +193,19 @@ type hostileRequest struct {
 	body   []byte
 	ctype  string
 	cookie bool
+	// forged, when cookie is false, is a Cookie header to send instead: a refreshToken
+	// that is empty, not a token, or the test user's with a byte changed.
+	forged string
 }
 
 func (s *server) hostile(rng *rand.Rand, rt httpapi.Route) hostileRequest {
 	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
 	req := hostileRequest{route: rt.Pattern, method: rt.Method(), cookie: rng.IntN(10) != 0}
+	if !req.cookie && rng.IntN(2) == 0 {
+		tampered := []byte(s.cookie.Value)
+		tampered[len(tampered)/2] ^= 1
+		req.forged = s.cookie.Name + "=" + pick([]string{"", "x", "a.b.c", "null", string(tampered), s.cookie.Value + "x", strings.Repeat("e", 5000)})
+	}
 	// The path: each {param} canonical or hostile.
 	var b strings.Builder
 	for _, seg := range strings.Split(rt.Path(), "/")[1:] {
@@ -306,6 +314,8 @@ func TestHostileInput(t *testing.T) {
 			}
 			if hr.cookie {
 				req.AddCookie(s.cookie)
+			} else if hr.forged != "" {
+				req.Header.Set("Cookie", hr.forged)
 			}
 			req.RemoteAddr = "192.0.2.7:5555"
 			rec := httptest.NewRecorder()
