@@ -47,6 +47,9 @@ type refCall struct {
 	done chan struct{}
 	ref  string
 	err  error
+	// forgotten: a change call for the user came while the query ran (forget), so what
+	// it read may be the replaced reference, and is not remembered.
+	forgotten bool
 }
 
 // readRef is a reference and when the query that read it started.
@@ -128,11 +131,16 @@ func (rr *refReads) stale(id int64, err error) (string, bool) {
 	return e.ref, true
 }
 
-// forget drops what is remembered of user id: the change call's container serves
-// nothing stale of a changed picture.
+// forget drops what is remembered of user id, and what the query running for the user
+// will read (it may have read the row before the change committed): the change call's
+// container serves nothing stale of a changed picture. A pending query starts after
+// this, so what it reads is remembered.
 func (rr *refReads) forget(id int64) {
 	rr.mu.Lock()
 	delete(rr.fresh, id)
+	if s := rr.slots[id]; s != nil && s.running != nil {
+		s.running.forgotten = true
+	}
 	rr.mu.Unlock()
 }
 
@@ -146,8 +154,14 @@ func (rr *refReads) run(id int64, s *refSlot, call *refCall) {
 	call.ref, call.err = rr.users.UserImage(context.WithoutCancel(call.ctx), id)
 	close(call.done)
 	rr.mu.Lock()
-	if call.err == nil && rr.kept() > 0 {
+	switch {
+	case call.forgotten:
+	case call.err == nil && rr.kept() > 0:
 		rr.remember(id, readRef{ref: call.ref, start: start})
+	case apperr.CodeOf(call.err) != apperr.Internal:
+		// The database answered (User not found): what was read before is not the
+		// user's picture any more, and a stall must not bring it back.
+		delete(rr.fresh, id)
 	}
 	next := s.pending
 	s.running, s.pending = next, nil
