@@ -239,12 +239,12 @@ func (s *Service) update(ctx context.Context, o owner, id int64, encoded string)
 		return err
 	}
 	if err := s.put(ctx, set, res); err != nil {
-		return errors.Join(fmt.Errorf("store image of %s %d: %w", o.kind, id, err), s.deleteSet(ctx, set))
+		return errors.Join(fmt.Errorf("store image of %s %d: %w", o.kind, id, err), s.discard(ctx, o, set))
 	}
 	old, err := o.set(ctx, id, set.Ref())
 	if err != nil {
 		// The row is unchanged: the new objects are nobody's.
-		if cerr := s.deleteSet(ctx, set); cerr != nil {
+		if cerr := s.discard(ctx, o, set); cerr != nil {
 			httpapi.Logger(ctx).Error("remove the objects of a failed upload", "ref", set.Ref(), "error", cerr.Error())
 		}
 		return err
@@ -320,6 +320,23 @@ func (s *Service) notify(ctx context.Context, userID int64) {
 	if err := s.d.Notifier.AvatarChanged(ctx, userID); err != nil {
 		httpapi.Logger(ctx).Error("tell the cdn about a changed profile image", "user_id", userID, "error", err.Error())
 	}
+}
+
+// discard removes the objects of a failed upload's set, which no row ever pointed at.
+// A user's go with every version (the set's own folder): the upload may have stored
+// them after the user's deletion purged every version of their pictures, when the
+// delete markers of deleteSet would keep the deleted user's picture for the bucket's
+// noncurrent lifetime. A contributor's are deleted as a replaced avatar is.
+func (s *Service) discard(ctx context.Context, o owner, set imageset.ImageSet) error {
+	if o.kind != imageset.Users {
+		return s.deleteSet(ctx, set)
+	}
+	ctx, cancel := httpapi.Detached(ctx, cleanupTimeout)
+	defer cancel()
+	if _, err := s.d.Files.DeleteVersions(ctx, set.Folder()); err != nil {
+		return fmt.Errorf("remove every version of %s: %w", set.Ref(), err)
+	}
+	return nil
 }
 
 // deleteSet removes the objects of set, also when ctx is already cancelled or past its

@@ -188,6 +188,55 @@ func TestFailedUploadsStoreNothing(t *testing.T) {
 	}
 }
 
+// putHook is the fixture's bucket with a step run once just before the first Put: what
+// another admin's request does while an upload is under way.
+type putHook struct {
+	*s3store.Store
+	once   sync.Once
+	before func(ctx context.Context)
+}
+
+func (p *putHook) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	p.once.Do(func() { p.before(ctx) })
+	return p.Store.Put(ctx, key, data, contentType)
+}
+
+// TestUploadRacingDeletion: an admin uploads a user's picture while another deletes
+// the user, whose deletion commits and whose purge (every version under users/<id>/)
+// finishes after the upload's check and before its objects are stored. The upload
+// then finds the user gone (404) and leaves no version of its objects: the deleted
+// user's picture does not stay in the versioned bucket, and no purge record is left
+// to remove it later.
+func TestUploadRacingDeletion(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	pic := avatartest.Base64(avatartest.PNG(t, 64, 64, false))
+	files := &putHook{Store: f.files}
+	svc := avatars.New(avatars.Deps{Files: files, Store: f.db.DB, Notifier: f.notifier,
+		Limits: images.Limits{MaxBytes: 1 << 20, MaxPixels: 4_000_000}, FileService: true})
+	files.before = func(ctx context.Context) {
+		if err := f.db.DeleteUser(ctx, demo.MemberUserID, demo.AdminUserID); err != nil {
+			t.Error(err)
+		}
+		if err := f.svc.PurgeUsers(ctx, demo.MemberUserID); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := svc.UpdateUserImage(ctx, demo.MemberUserID, pic); apperr.CodeOf(err) != apperr.NotFound {
+		t.Fatalf("upload beside the deletion: %v, want not found", err)
+	}
+	if n := f.db.Text(t, `SELECT count(*)::text FROM user_purges`); n != "0" {
+		t.Fatalf("%s purges left: the deletion's purge did not finish before the upload stored", n)
+	}
+	v, err := f.files.Versions(ctx, imageset.Prefix(imageset.Users, demo.MemberUserID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v) != 0 {
+		t.Errorf("the deleted user's upload left %d versions: %v", len(v), v)
+	}
+}
+
 func TestRemoveAfterDeletion(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)

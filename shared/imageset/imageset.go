@@ -152,6 +152,10 @@ func (s ImageSet) Key(res string) string {
 // Keys are the keys of both resolutions.
 func (s ImageSet) Keys() []string { return []string{s.Key(High), s.Key(Scaled)} }
 
+// Folder is the prefix of the set's objects and of nothing else's ("users/3/<name>/"):
+// its name is the upload's own, so every version under it is the set's.
+func (s ImageSet) Folder() string { return fmt.Sprintf("%s/%d/%s/", s.Owner, s.ID, s.Name) }
+
 // ContentType is the content type of the set's objects.
 func (s ImageSet) ContentType() string {
 	if s.Ext == "png" {

@@ -31,6 +31,11 @@ func TestImageSetKeys(t *testing.T) {
 			if got, want := set.Key(imageset.Scaled), strings.Replace(tc.scaled, "NAME", set.Name, 1); got != want {
 				t.Errorf("scaled key %s, want %s", got, want)
 			}
+			for _, k := range set.Keys() {
+				if !strings.HasPrefix(k, set.Folder()) || strings.Count(set.Folder(), "/") != 3 {
+					t.Errorf("key %s is not under the set's folder %s", k, set.Folder())
+				}
+			}
 			if set.ContentType() != tc.contentType {
 				t.Errorf("content type %s, want %s", set.ContentType(), tc.contentType)
 			}
@@ -47,7 +52,7 @@ func TestImageSetKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Ref() == set.Ref() || again.Name[:16] != set.Name[:16] {
+			if again.Ref() == set.Ref() || again.Name[:16] != set.Name[:16] || strings.HasPrefix(again.Folder(), set.Folder()) {
 				t.Errorf("second upload %s, first %s: want the same hash and another name", again.Ref(), set.Ref())
 			}
 		})

@@ -431,6 +431,13 @@ func (w *world) imageFlows(t *testing.T) {
 	}
 	w.do(t, "cdn", http.MethodGet, fmt.Sprintf("/user/avatar/%d", user), nil, http.StatusOK)
 	w.do(t, "cdn", http.MethodGet, fmt.Sprintf("/user/avatar/%d/high", user), nil, http.StatusOK)
+	// An upload whose row write fails once its objects are stored (a trigger refuses it)
+	// removes every version of them: ListObjectVersions under the upload's own folder.
+	w.db.Exec(t, `CREATE OR REPLACE FUNCTION iamcheck_refuse() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'refused by the test'; END$$`)
+	w.db.Exec(t, `CREATE TRIGGER iamcheck_refuse BEFORE UPDATE OF profile_image ON users FOR EACH ROW EXECUTE FUNCTION iamcheck_refuse()`)
+	w.do(t, "admin-users", http.MethodPost, fmt.Sprintf("/admin-users/update-image/%d", user), png, http.StatusInternalServerError, w.admin)
+	w.db.Exec(t, `DROP TRIGGER iamcheck_refuse ON users`)
+	w.db.Exec(t, `DROP FUNCTION iamcheck_refuse()`)
 	// A reference whose objects are gone (as a read racing a replacement sees it): S3
 	// answers the cdn 404, for which it must be allowed to list the bucket.
 	w.db.Exec(t, `UPDATE users SET profile_image = $1 WHERE id = $2`, first, demo.AdminUserID)
