@@ -58,6 +58,9 @@ func TestFullAdminIsARole(t *testing.T) {
 		// A full-admin role is a full admin's to change, even held by nobody.
 		{"roler removes a permission from an unheld full-admin role", roler, "", "POST", "/admin-roles/edit/42", map[string]any{"name": "spare", "removed_permissions": []int{4}}, 403,
 			`SELECT count(*)::text FROM roles WHERE full_admin AND id = 42`, "1"},
+		{"union adds a permission it holds to an unheld full-admin role", union, `INSERT INTO permissions (id, name) VALUES (90, 'extra'); INSERT INTO role_permissions VALUES (40, 90)`,
+			"POST", "/admin-roles/edit/42", map[string]any{"name": "spare", "added_permissions": []int{90}}, 403,
+			`SELECT count(*)::text FROM role_permissions WHERE role_id = 42 AND permission_id = 90`, "0"},
 		{"roler renames an unheld full-admin role", roler, "", "POST", "/admin-roles/edit/42", map[string]any{"name": "harmless"}, 403,
 			`SELECT name FROM roles WHERE id = 42`, "spare"},
 		{"union deletes an unheld full-admin role (it holds every permission of it)", union, "",

@@ -140,12 +140,15 @@ func (db *DB) EditRole(ctx context.Context, id, actorID int64, e catalog.RoleEdi
 			}
 		}
 		if len(adds) > 0 && !a.fullAdmin {
-			made, err := fullAdminRoles(ctx, tx, []int64{id})
+			// Rule 7: a role that is a full-admin role after the additions, whether they
+			// made it one or it was one, is a full admin's to add to (as rule 4 makes
+			// it theirs to take from).
+			full, err := fullAdminRoles(ctx, tx, []int64{id})
 			if err != nil {
 				return err
 			}
-			if len(made) > 0 {
-				return forbidden("user %d is not a full admin and may not make role %d a full-admin role", actorID, id)
+			if len(full) > 0 {
+				return forbidden("user %d is not a full admin and may not add permissions to role %d, a full-admin role with them", actorID, id)
 			}
 		}
 		res.AddedPermissions, res.RemovedPermissions = adds, removes
