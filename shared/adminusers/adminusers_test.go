@@ -556,6 +556,10 @@ func TestBadParameters(t *testing.T) {
 		{http.MethodGet, "/admin-users?offset=1.5"},
 		{http.MethodGet, "/admin-users?role=editor"},
 		{http.MethodGet, "/admin-users?role=0"},
+		{http.MethodGet, "/admin-users?role=%202"}, // an id has one spelling
+		{http.MethodGet, "/admin-users?role=2%20"},
+		{http.MethodGet, "/admin-users?role=02"},
+		{http.MethodGet, "/admin-users?role=%2B2"},
 		{http.MethodGet, "/admin-users/id/abc"},
 		{http.MethodGet, "/admin-users/id/0"},
 		{http.MethodGet, "/admin-users/id/%20"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -68,7 +67,8 @@ func userQuery(r *http.Request) (catalog.UserQuery, httpapi.Page, error) {
 	}
 	q := catalog.UserQuery{Order: order, Search: search, Limit: page.Limit, Offset: page.Offset}
 	if v := r.URL.Query().Get("role"); v != "" {
-		if q.Role, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || q.Role <= 0 {
+		var ok bool
+		if q.Role, ok = httpapi.CanonicalID(v); !ok {
 			return catalog.UserQuery{}, httpapi.Page{}, apperr.MissingParams()
 		}
 	}
