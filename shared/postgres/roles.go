@@ -244,6 +244,18 @@ func (db *DB) DeleteRole(ctx context.Context, id, actorID int64) ([]int64, error
 		if err != nil {
 			return fmt.Errorf("give the holders of role %d the default role: %w", id, err)
 		}
+		if len(moved) > 0 && !a.fullAdmin {
+			// The default role a holder is moved to is granted as a user edit's is
+			// (setUserRolesChecked): without rule 1, since every sign-up gets it, but
+			// with rule 7.
+			full, err := fullAdminRoles(ctx, tx, []int64{fallback})
+			if err != nil {
+				return err
+			}
+			if len(full) > 0 {
+				return forbidden("user %d is not a full admin and may not move the holders of role %d to the default role %d, a full-admin role", actorID, id, fallback)
+			}
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM roles WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete role %d: %w", id, err)
 		}

@@ -269,6 +269,8 @@ func setUserRolesChecked(ctx context.Context, tx pgx.Tx, userID int64, editor ac
 		return nil, nil, err
 	}
 	if fallback != 0 {
+		// The default role is not the editor's grant under rule 1: every sign-up gets
+		// it, so it gives nobody what anyone cannot have. Rule 7 holds for it below.
 		adds = append(adds, fallback)
 	}
 	if !editor.fullAdmin && len(adds) > 0 {
