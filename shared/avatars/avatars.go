@@ -323,13 +323,16 @@ func (s *Service) notify(ctx context.Context, userID int64) {
 }
 
 // discard removes the objects of a failed upload's set, which no row ever pointed at.
-// A user's go with every version (the set's own folder): the upload may have stored
-// them after the user's deletion purged every version of their pictures, when the
-// delete markers of deleteSet would keep the deleted user's picture for the bucket's
-// noncurrent lifetime. A contributor's are deleted as a replaced avatar is.
+// A user's then go with every version too (the set's own folder): the upload may have
+// stored them after the user's deletion purged every version of their pictures, when
+// deleteSet's delete markers alone would keep the deleted user's picture for the
+// bucket's noncurrent lifetime. deleteSet goes first all the same: it removes the
+// current objects on every S3 the service meets, a bucket without versioning too,
+// whose version listing some S3-compatible servers answer in ways of their own. A
+// contributor's are deleted as a replaced avatar is.
 func (s *Service) discard(ctx context.Context, o owner, set imageset.ImageSet) error {
-	if o.kind != imageset.Users {
-		return s.deleteSet(ctx, set)
+	if err := s.deleteSet(ctx, set); err != nil || o.kind != imageset.Users {
+		return err
 	}
 	ctx, cancel := httpapi.Detached(ctx, cleanupTimeout)
 	defer cancel()
