@@ -63,16 +63,40 @@ func Handler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReques
 // answer held to MaxResponseBody. A readiness probe serves its route probes with it,
 // inside its own invocation.
 func Proxy(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	proxy := httpadapter.NewV2(withRequestID(h)).ProxyWithContext
+	proxy := httpadapter.NewV2(withEventHeaders(withRequestID(h))).ProxyWithContext
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		resp, err := proxy(ctx, req)
+		resp, err := proxy(context.WithValue(ctx, eventHeadersKey{}, req.Headers), req)
 		if err != nil || len(resp.Body) <= MaxResponseBody {
 			return resp, err
 		}
 		slog.Default().Error("response over Lambda's payload limit", "path", req.RawPath,
 			"bytes", len(resp.Body), "base64", resp.IsBase64Encoded, "status", resp.StatusCode)
-		return tooLarge(ctx)
+		return tooLarge(ctx, resp)
 	}
+}
+
+type eventHeadersKey struct{}
+
+// withEventHeaders gives the request each header as API Gateway sent it, one value.
+// The adapter splits every header outside its short list of single-value ones at each
+// comma, where net/http keeps a line whole: Accept-Encoding "br,gzip" (CloudFront's,
+// with both compressions on) would reach gzhttp as "br" alone, and an If-None-Match of
+// two tags would reach ServeContent as its first. API Gateway joins a repeated header
+// with commas itself, so its value is the whole header, as net/http would read it.
+// Cookies are left as the adapter gives them: payload 2.0 sends them apart, each a
+// Cookie line of its own.
+func withEventHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sent, ok := r.Context().Value(eventHeadersKey{}).(map[string]string); ok {
+			for k, v := range sent {
+				// Only a value with a comma was split.
+				if strings.IndexByte(v, ',') >= 0 && !strings.EqualFold(k, "cookie") {
+					r.Header[http.CanonicalHeaderKey(k)] = []string{v}
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Readiness answers a readiness probe (package readiness): the function's own checks
@@ -148,14 +172,24 @@ func withRequestID(h http.Handler) http.Handler {
 	})
 }
 
-// tooLarge is the 500 Response Model that replaces an answer over MaxResponseBody,
-// written by httpapi's one writer into the adapter's own response writer.
-func tooLarge(ctx context.Context) (events.APIGatewayV2HTTPResponse, error) {
+// tooLarge is the 500 Response Model that replaces the answer over MaxResponseBody,
+// written by httpapi's one writer into the adapter's own response writer. It is made
+// outside the middleware, so it takes from the answer it replaces what the middleware
+// gave that one and a browser needs of this one: its Vary and CORS headers (without
+// them the frontend could not read the 500); and it is private, no-store, as every
+// 5xx is. Nothing else of the answer is kept: its cookies neither.
+func tooLarge(ctx context.Context, replaced events.APIGatewayV2HTTPResponse) (events.APIGatewayV2HTTPResponse, error) {
 	w := core.NewProxyResponseWriterV2()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	for k, v := range replaced.Headers {
+		if k = http.CanonicalHeaderKey(k); k == "Vary" || strings.HasPrefix(k, "Access-Control-") {
+			w.Header().Set(k, v)
+		}
+	}
+	w.Header().Set("Cache-Control", httpapi.CachePrivate)
 	httpapi.Message(w, r, http.StatusInternalServerError, apperr.MsgInternal)
 	return w.GetProxyResponse()
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,5 +93,87 @@ func TestLambdaBodies(t *testing.T) {
 				t.Errorf("%d items (%v), want %d", len(got.Items), err, tc.items)
 			}
 		})
+	}
+}
+
+// event is an API Gateway v2 event of GET path with headers (lower-case names, as API
+// Gateway sends them).
+func event(t *testing.T, path string, headers map[string]string) []byte {
+	t.Helper()
+	ev, err := json.Marshal(map[string]any{
+		"version": "2.0", "routeKey": "$default", "rawPath": path, "headers": headers,
+		"requestContext": map[string]any{"http": map[string]any{"method": "GET", "path": path, "sourceIp": "192.0.2.9"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// TestLambdaHeadersWhole: under Lambda a header with commas reaches the handlers whole,
+// as net/http reads it, though the adapter splits it: gzip is chosen from any
+// Accept-Encoding list that has it (CloudFront sends "br,gzip"), and an If-None-Match
+// list that names the answer's ETag is a 304.
+func TestLambdaHeadersWhole(t *testing.T) {
+	h := httpapi.Wrap(httpapi.Public(httpapi.CacheCatalog, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.JSON(w, r, http.StatusOK, map[string]string{"items": strings.Repeat("catalog ", 200)})
+	})), httpapi.Options{})
+	invoke := func(headers map[string]string) map[string]string {
+		t.Helper()
+		resp, err := lambdahttp.Invoke(context.Background(), h, event(t, "/list", headers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Headers["status"] = strconv.Itoa(resp.StatusCode)
+		return resp.Headers
+	}
+	for _, accept := range []string{"gzip", "gzip, deflate, br", "br,gzip", "deflate, gzip", "zstd, br, gzip"} {
+		if got := invoke(map[string]string{"accept-encoding": accept})["Content-Encoding"]; got != "gzip" {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want gzip", accept, got)
+		}
+	}
+	if got := invoke(map[string]string{"accept-encoding": "br, deflate"})["Content-Encoding"]; got != "" {
+		t.Errorf("Accept-Encoding without gzip: Content-Encoding %q", got)
+	}
+	etag := invoke(nil)["Etag"]
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	for _, inm := range []string{etag, `W/"0000000000000000", ` + etag, etag + `,W/"0000000000000000"`} {
+		if got := invoke(map[string]string{"if-none-match": inm})["status"]; got != "304" {
+			t.Errorf("If-None-Match %q: %s, want 304", inm, got)
+		}
+	}
+	if got := invoke(map[string]string{"if-none-match": `W/"0000000000000000", W/"1111111111111111"`})["status"]; got != "200" {
+		t.Errorf("If-None-Match of other tags: %s, want 200", got)
+	}
+}
+
+// TestLambdaTooLargeHeaders: the 500 that replaces an answer over the payload limit is
+// private, and carries the Vary and CORS headers the frontend needs to read it.
+func TestLambdaTooLargeHeaders(t *testing.T) {
+	const origin = "https://app.example"
+	h := httpapi.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpapi.JSON(w, r, http.StatusOK, map[string]string{"items": strings.Repeat("x", lambdahttp.MaxResponseBody)})
+	}), httpapi.Options{CORSOrigins: []string{origin}})
+	resp, err := lambdahttp.Invoke(context.Background(), h, event(t, "/list", map[string]string{"origin": origin}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Cache-Control":                    httpapi.CachePrivate,
+		"Access-Control-Allow-Origin":      origin,
+		"Access-Control-Allow-Credentials": "true",
+	}
+	if resp.StatusCode != 500 {
+		t.Fatalf("status %d, want 500", resp.StatusCode)
+	}
+	for k, v := range want {
+		if got := resp.Headers[k]; got != v {
+			t.Errorf("%s %q, want %q (headers %v)", k, got, v, resp.Headers)
+		}
+	}
+	if !strings.Contains(resp.Headers["Vary"], "Origin") {
+		t.Errorf("Vary %q, want it to name Origin", resp.Headers["Vary"])
 	}
 }
