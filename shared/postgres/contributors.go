@@ -111,7 +111,7 @@ SELECT c.id, c.first_name, c.last_name, c.slug, coalesce(c.image, '') AS image,
 	(SELECT coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'relation_id', r.related_id, 'type', r.type,
 			'name', concat_ws(' ', o.first_name, o.last_name), 'image', coalesce(o.image, ''), 'slug', o.slug)
 			ORDER BY r.id), '[]')
-		FROM contributor_relations r JOIN contributors o ON o.id = r.related_id
+		FROM contributor_relations r JOIN contributors o ON o.id = r.related_id AND o.client_id = c.client_id
 		WHERE r.contributor_id = c.id) AS relations
 FROM contributors c
 WHERE c.id = @id`

@@ -842,3 +842,31 @@ func TestDeleteContributor(t *testing.T) {
 		t.Errorf("contributor 2 lost its series")
 	}
 }
+
+// TestRelationsOfItsClient: a relation whose other contributor has moved to another
+// client is not in the contributor's detail (a relation is to a contributor of the
+// same client).
+func TestRelationsOfItsClient(t *testing.T) {
+	f := newContribFixture(t)
+	before, err := f.db.Contributor(context.Background(), 1, catalog.LockRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	related := false
+	for _, r := range before.Relations {
+		related = related || r.RelationID == 2
+	}
+	if !related {
+		t.Fatal("the fixture's contributor 1 has no relation to contributor 2")
+	}
+	contribExec(t, f.db, `INSERT INTO clients (id, name) VALUES (3, 'Third'); UPDATE contributors SET client_id = 3 WHERE id = 2`)
+	c, err := f.db.Contributor(context.Background(), 1, catalog.LockRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Relations {
+		if r.RelationID == 2 {
+			t.Errorf("client 1's contributor 1 lists relation %d to contributor 2 (%s) of client 3", r.ID, r.Name)
+		}
+	}
+}

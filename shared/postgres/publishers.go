@@ -320,7 +320,7 @@ func (db *DB) PublisherPublications(ctx context.Context, f catalog.PublicationFi
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
-		                 JOIN tags t ON t.id = st.tag_id
+		                 JOIN tags t ON t.id = st.tag_id AND t.client_id = s.client_id
 		                 WHERE st.series_id = s.id), '[]') AS tags,
 		       (SELECT jsonb_build_object(
 		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,

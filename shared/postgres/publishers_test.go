@@ -603,3 +603,28 @@ func listPublications(ctx context.Context, db *postgres.DB, f catalog.Publicatio
 	p, err := db.PublisherPublications(ctx, f)
 	return p.Publications, p.Total, err
 }
+
+// TestPublicationTagsOfItsClient: a series linked to another client's tag (a state the
+// kept counts allow: such a link counts for neither client) lists only its own
+// client's tags in that client's publications.
+func TestPublicationTagsOfItsClient(t *testing.T) {
+	ctx := context.Background()
+	db := catalogDB(t, &postgres.QueryCounter{})
+	catalogExec(t, db, publisherFixture)
+	catalogExec(t, db, `INSERT INTO tags (id, client_id, name, type) VALUES (3001, 3, 'Another client''s tag', 'genre');
+		INSERT INTO series_tags (series_id, tag_id) VALUES (1002, 3001)`)
+	p, err := db.PublisherPublications(ctx, catalog.PublicationFilter{Publisher: 1001, Client: 2, Order: "name-asc", Language: "English", Limit: 1 << 53})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Publications) == 0 {
+		t.Fatal("no publications")
+	}
+	for _, s := range p.Publications {
+		for _, tg := range s.Tags {
+			if tg.ID == 3001 {
+				t.Errorf("client 2's publication %d lists tag %d %q of client 3", s.ID, tg.ID, tg.Name)
+			}
+		}
+	}
+}
