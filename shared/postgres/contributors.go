@@ -175,27 +175,33 @@ func (db *DB) AddContributor(ctx context.Context, c catalog.NewContributor) (int
 }
 
 // insertContributor inserts the row with the first free slug of the form base or
-// base-N, N one above the largest suffix in use. Adds that share a base slug take
-// turns (a transaction-scoped advisory lock), so the choice sees every committed slug.
+// base-N, N one above the largest suffix in use: every suffix of digits counts, however
+// long (numeric has no bound a slug reaches), so N is never one that exists. The
+// slugs "base-…" are a range in byte order, which contributors_slug_c serves whatever
+// the database's collation. Adds that share a base slug take turns (a
+// transaction-scoped advisory lock), so the choice sees every committed slug.
 func insertContributor(ctx context.Context, tx pgx.Tx, c catalog.NewContributor, base string) (int64, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('contributors.slug:' || $1, 0))`, base); err != nil {
 		return 0, err
 	}
-	const sql = `
+	sql := `
 INSERT INTO contributors (client_id, first_name, last_name, slug)
 VALUES ($1, $2, $3, CASE
 	WHEN NOT EXISTS (SELECT 1 FROM contributors WHERE slug = $4) THEN $4
-	ELSE $4 || '-' || (
-		SELECT coalesce(max(substring(slug FROM char_length($4) + 2)::numeric), 1) + 1
-		FROM contributors
-		WHERE left(slug, char_length($4) + 1) = $4 || '-'
-			AND substring(slug FROM char_length($4) + 2) ~ '^[0-9]{1,30}$')
+	ELSE $4 || '-' || (` + nextSlugSuffix + `)
 	END)
 RETURNING id`
 	var id int64
 	err := tx.QueryRow(ctx, sql, c.Client, c.FirstName, c.LastName, base).Scan(&id)
 	return id, err
 }
+
+// nextSlugSuffix is the suffix a taken slug $4 gets: one above the largest number
+// after "$4-" (2 when there is none). TestBoundedPlans holds its plan to the index.
+const nextSlugSuffix = `SELECT coalesce(max(substring(slug FROM char_length($4) + 2)::numeric), 1) + 1
+		FROM contributors
+		WHERE slug COLLATE "C" >= $4 || '-' AND slug COLLATE "C" < $4 || '.'
+			AND substring(slug FROM char_length($4) + 2) ~ '^[0-9]+$'`
 
 // EditContributor applies a whole edit in one transaction, sent as one batch: the
 // contributor's fields, its links (replaced), and the added, removed and modified

@@ -332,6 +332,14 @@ func TestAddContributor(t *testing.T) {
 		{"no last name", catalog.NewContributor{Client: 1, FirstName: "ONE", Slug: "one"}, "", "", "one"},
 		{"taken slug gets a suffix", catalog.NewContributor{Client: 2, FirstName: "Naoki", LastName: str("Urasawa"), Slug: "naoki-urasawa"}, "", "", "naoki-urasawa-2"},
 		{"next suffix", catalog.NewContributor{Client: 2, FirstName: "Naoki", LastName: str("Urasawa!"), Slug: "naoki-urasawa"}, "", "", "naoki-urasawa-3"},
+		// Suffixes of any length count: one of 31 digits (past the 30 a suffix once could
+		// have) is not chosen again.
+		{"a suffix of 30 digits", catalog.NewContributor{Client: 2, FirstName: "Zed", Slug: "zed-999999999999999999999999999999"}, "", "", "zed-999999999999999999999999999999"},
+		{"zed", catalog.NewContributor{Client: 2, FirstName: "Zed!", Slug: "zed"}, "", "", "zed"},
+		{"past it", catalog.NewContributor{Client: 2, FirstName: "Zed?", Slug: "zed"}, "", "", "zed-1000000000000000000000000000000"},
+		{"and past that", catalog.NewContributor{Client: 2, FirstName: "Zed.", Slug: "zed"}, "", "", "zed-1000000000000000000000000000001"},
+		{"a suffix that is not a number", catalog.NewContributor{Client: 2, FirstName: "Zed X", Slug: "zed-x"}, "", "", "zed-x"},
+		{"still the next number", catalog.NewContributor{Client: 2, FirstName: "Zed,", Slug: "zed"}, "", "", "zed-1000000000000000000000000000002"},
 		{"slug lower-cased", catalog.NewContributor{Client: 1, FirstName: "Éric", LastName: str("Ölçer"), Slug: "Eric-Olcer"}, "", "", "eric-olcer"},
 		{"no slug", catalog.NewContributor{Client: 1, FirstName: "★"}, "", "", "contributor"},
 		{"no slug again", catalog.NewContributor{Client: 1, FirstName: "☆"}, "", "", "contributor-2"},

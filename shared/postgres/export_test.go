@@ -28,3 +28,6 @@ var (
 
 // PrefixEnd exposes prefixEnd to the test of the sign-up's key range.
 var PrefixEnd = prefixEnd
+
+// NextSlugSuffix exposes nextSlugSuffix to the test of its plan ($4 the taken slug).
+const NextSlugSuffix = nextSlugSuffix

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mediacatalog/service/infra/tests/testenv"
 	"github.com/mediacatalog/service/shared/namekey"
+	"github.com/mediacatalog/service/shared/postgres"
 )
 
 // TestBoundedPlans: the statements that could read a whole table (a sequential scan or
@@ -31,7 +32,11 @@ func TestBoundedPlans(t *testing.T) {
 		SELECT user_id, 'github', 'gh-' || user_id, 'x', id FROM sessions`)
 	db.Exec(t, `INSERT INTO oauth_unlinks (user_id, provider, provider_user_id, provider_username, linked_at, unlinked_session)
 		SELECT user_id, 'google', 'g-' || user_id, 'x', now(), id FROM sessions`)
-	db.Exec(t, `VACUUM ANALYZE users, user_roles, sessions, roles, oauth_connections, oauth_unlinks`)
+	// Contributors, one slug taken twice among them, as an add of that name finds it.
+	db.Exec(t, `INSERT INTO contributors (client_id, first_name, slug)
+		SELECT 1, 'Bulk ' || g, 'bulk-' || g FROM generate_series(1, 20000) g
+		UNION ALL VALUES (1, 'Taken', 'taken'), (1, 'Taken 2', 'taken-2'), (1, 'Taken 3', 'taken-3000000000000000000000000000000')`)
+	db.Exec(t, `VACUUM ANALYZE users, user_roles, sessions, roles, oauth_connections, oauth_unlinks, contributors`)
 	key := namekey.Key("bulk-user")
 	tests := []struct {
 		name   string
@@ -66,6 +71,8 @@ func TestBoundedPlans(t *testing.T) {
 		{"the pictures of a page's owners (make reconcile-images)", `
 			SELECT id, profile_image FROM users WHERE id = ANY($1) AND profile_image IS NOT NULL`,
 			[]any{[]int64{5000, 10000, 7}}, []string{"users"}},
+		{"a taken contributor slug's next suffix", strings.ReplaceAll(postgres.NextSlugSuffix, "$4", "$1"),
+			[]any{"taken"}, []string{"contributors"}},
 		{"a forced logout made again", `UPDATE sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`,
 			[]any{int64(500)}, []string{"sessions"}},
 	}

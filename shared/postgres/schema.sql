@@ -1021,6 +1021,8 @@ CREATE INDEX contributors_client_order_search ON contributors USING btree (clien
 
 CREATE INDEX contributors_client_search_trgm ON contributors USING gin (client_id, search gin_trgm_ops);
 
+CREATE INDEX contributors_slug_c ON contributors USING btree (slug COLLATE "C");
+
 CREATE INDEX contributors_with_image ON contributors USING btree (id) WHERE (image IS NOT NULL);
 
 CREATE INDEX oauth_unlinks_user ON oauth_unlinks USING btree (user_id);
