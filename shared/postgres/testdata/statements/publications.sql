@@ -24,7 +24,7 @@ WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
-		                 JOIN tags t ON t.id = st.tag_id
+		                 JOIN tags t ON t.id = st.tag_id AND t.client_id = s.client_id
 		                 WHERE st.series_id = s.id), '[]') AS tags,
 		       (SELECT jsonb_build_object(
 		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
@@ -66,7 +66,7 @@ WITH list_total AS (SELECT n, false AND n > 1000 AS capped FROM (SELECT coalesce
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
-		                 JOIN tags t ON t.id = st.tag_id
+		                 JOIN tags t ON t.id = st.tag_id AND t.client_id = s.client_id
 		                 WHERE st.series_id = s.id), '[]') AS tags,
 		       (SELECT jsonb_build_object(
 		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
@@ -99,7 +99,7 @@ WITH list_total AS (SELECT n, true AND n > 1000 AS capped FROM (SELECT coalesce(
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
-		                 JOIN tags t ON t.id = st.tag_id
+		                 JOIN tags t ON t.id = st.tag_id AND t.client_id = s.client_id
 		                 WHERE st.series_id = s.id), '[]') AS tags,
 		       (SELECT jsonb_build_object(
 		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
@@ -135,7 +135,7 @@ WITH page AS (SELECT w.series_id, count(*) OVER () AS n
 		       coalesce((SELECT jsonb_agg(jsonb_build_object(
 		                        'id', t.id, 'name', t.name, 'type', t.type) ORDER BY t.name, t.id)
 		                 FROM series_tags st
-		                 JOIN tags t ON t.id = st.tag_id
+		                 JOIN tags t ON t.id = st.tag_id AND t.client_id = s.client_id
 		                 WHERE st.series_id = s.id), '[]') AS tags,
 		       (SELECT jsonb_build_object(
 		                   'id', v.id, 'cover_path', v.cover_path, 'aspect_ratio', v.aspect_ratio,
