@@ -24,24 +24,32 @@ import (
 	"github.com/mediacatalog/service/shared/postgres"
 )
 
-// TestStale: with the database frozen, a container serves the picture it last read a
-// user's reference for, within StaleFor, with a one-minute Cache-Control and the same
-// ETag; a user it never served, a read older than StaleFor, and a user whose change
-// call it received since are 503 with Retry-After.
-func TestStale(t *testing.T) {
-	w := newWorld(t)
+// frozenUsers is a pool on the world's database through a relay that the test can
+// freeze, guarded by a breaker of its own (named breaker) as the function's pool is.
+func frozenUsers(t *testing.T, w *world, breaker string, opts ...postgres.Option) (*postgres.DB, *tcpfreeze.Relay) {
+	t.Helper()
 	u, err := url.Parse(w.db.URL)
 	if err != nil || u.Host == "" {
 		t.Skipf("the test database is not reached over TCP (%s): nothing to freeze", w.db.URL)
 	}
 	f := tcpfreeze.New(t, u.Host)
 	u.Host = f.Addr()
-	users, err := postgres.Open(context.Background(), u.String(),
-		postgres.WithGuard(dependency.NewBreaker("postgres-stale", nil), deadlines.CallTimeout))
+	opts = append(opts, postgres.WithGuard(dependency.NewBreaker(breaker, nil), deadlines.CallTimeout))
+	users, err := postgres.Open(context.Background(), u.String(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(users.Close)
+	return users, f
+}
+
+// TestStale: with the database frozen, a container serves the picture it last read a
+// user's reference for, within StaleFor, with a one-minute Cache-Control and the same
+// ETag; a user it never served, a read older than StaleFor, and a user whose change
+// call it received since are 503 with Retry-After.
+func TestStale(t *testing.T) {
+	w := newWorld(t)
+	users, f := frozenUsers(t, w, "postgres-stale")
 	handler := func(staleFor time.Duration) http.Handler {
 		d := cdn.Deps{Users: users, Files: w.files, CacheBytes: 1 << 20, RefMaxAge: -1, StaleFor: staleFor}
 		return httpapi.Wrap(httpapi.NewMux(cdn.Routes(d)), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -130,19 +138,8 @@ func (h *holdEnd) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDat
 // frozen, as for a container that never served the user.
 func TestStaleForgets(t *testing.T) {
 	w := newWorld(t)
-	u, err := url.Parse(w.db.URL)
-	if err != nil || u.Host == "" {
-		t.Skipf("the test database is not reached over TCP (%s): nothing to freeze", w.db.URL)
-	}
-	f := tcpfreeze.New(t, u.Host)
-	u.Host = f.Addr()
 	hold := newHoldEnd()
-	users, err := postgres.Open(context.Background(), u.String(), postgres.WithTracer(hold),
-		postgres.WithGuard(dependency.NewBreaker("postgres-stale-forgets", nil), deadlines.CallTimeout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(users.Close)
+	users, f := frozenUsers(t, w, "postgres-stale-forgets", postgres.WithTracer(hold))
 	handler := func() http.Handler {
 		d := cdn.Deps{Users: users, Files: w.files, CacheBytes: 1 << 20, RefMaxAge: -1, StaleFor: time.Hour}
 		return httpapi.Wrap(httpapi.NewMux(cdn.Routes(d)), httpapi.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
