@@ -89,9 +89,13 @@ func withEventHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if sent, ok := r.Context().Value(eventHeadersKey{}).(map[string]string); ok {
 			for k, v := range sent {
-				// Only a value with a comma was split.
+				// Only a value with a comma was split; its pieces' slice holds it whole.
 				if strings.IndexByte(v, ',') >= 0 && !strings.EqualFold(k, "cookie") {
-					r.Header[http.CanonicalHeaderKey(k)] = []string{v}
+					key := http.CanonicalHeaderKey(k)
+					if vs := r.Header[key]; len(vs) > 0 {
+						vs[0] = v
+						r.Header[key] = vs[:1]
+					}
 				}
 			}
 		}
