@@ -333,12 +333,17 @@ samconfig = $(shell $(SAMCONFIG_PY) get $(ENV) $(1) 2>/dev/null)
 
 # The roles and their passwords come from the proxy's login secrets, by the ARNs of
 # ENV in samconfig.toml (or DB_WRITER_SECRET_ARN, DB_READER_SECRET_ARN, DB_CDN_SECRET_ARN).
+# ENV is never the default here: the passwords set are the ones its proxy logs in with,
+# so another environment's on DATABASE_URL would lock its proxy out of the database.
+db_writer_secret = $(or $(DB_WRITER_SECRET_ARN),$(call samconfig,DbWriterSecretArn))
+db_reader_secret = $(or $(DB_READER_SECRET_ARN),$(call samconfig,DbReaderSecretArn))
+db_cdn_secret    = $(or $(DB_CDN_SECRET_ARN),$(call samconfig,DbCdnSecretArn))
 db-roles: ## create the functions' database roles on DATABASE_URL with the passwords of ENV's login secrets (after make migrate)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
-	$(GO) run ./infra/ops/cmd/db-roles \
-		-writer-secret "$(or $(DB_WRITER_SECRET_ARN),$(call samconfig,DbWriterSecretArn))" \
-		-reader-secret "$(or $(DB_READER_SECRET_ARN),$(call samconfig,DbReaderSecretArn))" \
-		-cdn-secret "$(or $(DB_CDN_SECRET_ARN),$(call samconfig,DbCdnSecretArn))"
+	@case "$(origin ENV)" in command*|environment*) ;; *) echo "make db-roles sets the roles' passwords from one environment's login secrets: name it (make db-roles ENV=<env>)" >&2; exit 2;; esac
+	@for arn in '$(db_writer_secret)' '$(db_reader_secret)' '$(db_cdn_secret)'; do case "$$arn" in arn:aws*:secretsmanager:*:secret:*) ;; \
+		*) echo "make db-roles ENV=$(ENV): '$$arn' is no secret ARN (fill Db*SecretArn of [$(ENV).deploy.parameters] in $(SAMCONFIG))" >&2; exit 2;; esac; done
+	$(GO) run ./infra/ops/cmd/db-roles -writer-secret '$(db_writer_secret)' -reader-secret '$(db_reader_secret)' -cdn-secret '$(db_cdn_secret)'
 
 grant-role: ## give the user USER_ID the role ROLE_ID, by ids (the first admin of a new deployment); FIND=<name> lists the ids
 	@if [ -n "$(FIND)" ]; then $(GO) run ./infra/ops/cmd/grant-role -find "$(FIND)"; exit; fi; \
@@ -390,7 +395,7 @@ deploy: lint ## the lint gate and the backup check, then sam build and sam deplo
 		$(if $(filter false no 0,$(CONFIRM_CHANGESET)),--no-confirm-changeset,--confirm-changeset) \
 		--parameter-overrides "$${words[@]}" Release=$(RELEASE)); \
 	echo "$${cmd[*]@Q}"; cd $(SRC) && "$${cmd[@]}"
-	AWS_REGION=$(REGION) $(GO) run ./infra/ops/cmd/rollback -stack $(STACK) -record $(COMMIT)
+	AWS_REGION=$(REGION) $(GO) run ./infra/ops/cmd/rollback -stack $(STACK) -record $(COMMIT) -release $(RELEASE)
 
 # Every function's live alias back to the last release that went live before the
 # current one, in seconds (no build, no canary), then that release's commit deployed

@@ -17,7 +17,8 @@
 // run that finds a plan resumes it instead of planning again, so an interrupted rollback
 // finishes where it was meant to rather than going one release further back for the
 // functions it had already moved. The file is removed once every alias is where the plan
-// says.
+// says, and by the record of a deploy that succeeded; a plan whose aliases have moved
+// since is refused, never resumed.
 package rollback
 
 import (
@@ -50,6 +51,7 @@ type Lambda interface {
 	UpdateAlias(context.Context, *lambda.UpdateAliasInput, ...func(*lambda.Options)) (*lambda.UpdateAliasOutput, error)
 	ListAliases(context.Context, *lambda.ListAliasesInput, ...func(*lambda.Options)) (*lambda.ListAliasesOutput, error)
 	ListVersionsByFunction(context.Context, *lambda.ListVersionsByFunctionInput, ...func(*lambda.Options)) (*lambda.ListVersionsByFunctionOutput, error)
+	GetFunctionConfiguration(context.Context, *lambda.GetFunctionConfigurationInput, ...func(*lambda.Options)) (*lambda.GetFunctionConfigurationOutput, error)
 	DeleteFunction(context.Context, *lambda.DeleteFunctionInput, ...func(*lambda.Options)) (*lambda.DeleteFunctionOutput, error)
 }
 
@@ -81,6 +83,14 @@ var ErrCanaryInProgress = errors.New("a deployment is in progress")
 
 // ErrNoEarlierRelease: the history holds no release before the live one.
 var ErrNoEarlierRelease = errors.New("no earlier release recorded")
+
+// ErrNotDeployed: a live version is not of the release being recorded, so sam deploy
+// returned without deploying it (a change set declined at its prompt exits 0).
+var ErrNotDeployed = errors.New("the release is not live")
+
+// ErrStalePlan: an unfinished plan's aliases have moved since it was written (a deploy
+// came after the interrupted rollback), so resuming it would move them somewhere else.
+var ErrStalePlan = errors.New("the unfinished plan no longer applies")
 
 // live returns the version an alias sends all traffic to.
 func live(ctx context.Context, l Lambda, fn, alias string) (string, error) {
@@ -147,15 +157,36 @@ func writeHistory(ctx context.Context, l Lambda, fn string, h []Entry, exists bo
 // Record adds each function's live version, built from commit, to its history: make
 // deploy calls it once sam deploy succeeded, so only releases that went live are there.
 // Recording the same live version again changes nothing but its commit.
-func Record(ctx context.Context, l Lambda, alias string, functions []string, commit string, log io.Writer) error {
+//
+// sam deploy also exits 0 when the operator declines the change set, having deployed
+// nothing, so every live version must be of release (template.yaml's VersionDescription)
+// before anything is written: recording the old versions under the new commit would make
+// a later rollback deploy a commit that never went live.
+func Record(ctx context.Context, l Lambda, alias string, functions []string, commit, release string, log io.Writer) error {
 	if commit == "" || strings.ContainsAny(commit, ": \t\n") {
 		return fmt.Errorf("record: commit %q is no commit id", commit)
 	}
-	for _, fn := range functions {
+	if release == "" {
+		return errors.New("record: no release to check the live versions against")
+	}
+	versions := make([]string, len(functions))
+	for i, fn := range functions {
 		v, err := live(ctx, l, fn, alias)
 		if err != nil {
 			return err
 		}
+		c, err := l.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(fn), Qualifier: aws.String(v)})
+		if err != nil {
+			return fmt.Errorf("%s: version %s: %w", fn, v, err)
+		}
+		if d := aws.ToString(c.Description); d != release {
+			return fmt.Errorf("%s: %w: %s is on version %s, of release %q, not %q (was the change set declined?); nothing recorded",
+				fn, ErrNotDeployed, alias, v, d, release)
+		}
+		versions[i] = v
+	}
+	for i, fn := range functions {
+		v := versions[i]
 		h, err := History(ctx, l, fn)
 		if err != nil {
 			return err
@@ -258,6 +289,9 @@ func Run(ctx context.Context, l Lambda, alias string, functions []string, planFi
 		if err := json.Unmarshal(b, &p); err != nil {
 			return Plan{}, fmt.Errorf("read the unfinished plan %s: %w", planFile, err)
 		}
+		if err := applies(ctx, l, p, planFile); err != nil {
+			return Plan{}, err
+		}
 		fmt.Fprintf(log, "resuming the unfinished rollback in %s\n", planFile)
 	case errors.Is(err, os.ErrNotExist):
 		if p, err = Make(ctx, l, alias, functions); err != nil {
@@ -278,6 +312,22 @@ func Run(ctx context.Context, l Lambda, alias string, functions []string, planFi
 		return Plan{}, fmt.Errorf("%w (run it again: it resumes %s)", err, planFile)
 	}
 	return p, os.Remove(planFile)
+}
+
+// applies checks that every alias of an unfinished plan is still where the plan left it:
+// at its move's From (not moved yet) or To (moved).
+func applies(ctx context.Context, l Lambda, p Plan, planFile string) error {
+	for _, m := range p.Moves {
+		v, err := live(ctx, l, m.Function, p.Alias)
+		if err != nil {
+			return err
+		}
+		if v != m.From && v != m.To {
+			return fmt.Errorf("%s: %w: %s is on version %s, the plan in %s moves it from %s to %s; remove the file to plan anew",
+				m.Function, ErrStalePlan, p.Alias, v, planFile, m.From, m.To)
+		}
+	}
+	return nil
 }
 
 // Prune deletes each function's versions that nothing can go back to: neither an

@@ -139,16 +139,28 @@ func TestRollback(t *testing.T) {
 			}
 		}
 		if wentLive {
-			if err := rollback.Record(ctx, l, "live", fns, commit, &log); err != nil {
+			if err := rollback.Record(ctx, l, "live", fns, commit, release, &log); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := rollback.Record(ctx, l, "live", fns, "c1", &log); err != nil {
+	if err := rollback.Record(ctx, l, "live", fns, "c1", "r1", &log); err != nil {
 		t.Fatal(err)
 	}
 	step("r2", "c2", true)
 	step("r3", "c3", false) // its canary failed: CodeDeploy left live on 2, make deploy recorded nothing
+	// A change set declined at sam deploy's prompt (exit 0, nothing deployed): release
+	// r3 is on no live alias, so nothing is recorded, for no function.
+	setLive(t, l, "s-c", "3")
+	if err := rollback.Record(ctx, l, "live", fns, "c3", "r3", &log); !errors.Is(err, rollback.ErrNotDeployed) {
+		t.Errorf("record of a release not live: %v", err)
+	}
+	setLive(t, l, "s-c", "2")
+	for _, fn := range fns {
+		if h := history(t, l, fn); h != "2:c2 1:c1" {
+			t.Errorf("%s: history %q after the record of a release not live, want 2:c2 1:c1", fn, h)
+		}
+	}
 	step("r4", "c4", true)
 	if h := history(t, l, "s-a"); h != "4:c4 2:c2 1:c1" {
 		t.Fatalf("history %q, want 4:c4 2:c2 1:c1", h)
@@ -199,7 +211,7 @@ func TestRollback(t *testing.T) {
 	step("r5", "c5", true)
 	publish(t, l, "s-c", "r6")
 	setLive(t, l, "s-c", "6")
-	if err := rollback.Record(ctx, l, "live", []string{"s-c"}, "c6", &log); err != nil {
+	if err := rollback.Record(ctx, l, "live", []string{"s-c"}, "c6", "r6", &log); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rollback.Run(ctx, l, "live", fns, plan, &log); err == nil || !strings.Contains(err.Error(), "did not finish recording") || liveVersion(t, l, "s-b") != "5" {
@@ -218,14 +230,14 @@ func TestRollback(t *testing.T) {
 	if _, err := rollback.Run(ctx, l, "live", []string{"s-b"}, plan, &log); !errors.Is(err, rollback.ErrCanaryInProgress) {
 		t.Errorf("during a canary: %v", err)
 	}
-	if err := rollback.Record(ctx, l, "live", []string{"s-b"}, "c9", &log); !errors.Is(err, rollback.ErrCanaryInProgress) {
+	if err := rollback.Record(ctx, l, "live", []string{"s-b"}, "c9", "r9", &log); !errors.Is(err, rollback.ErrCanaryInProgress) {
 		t.Errorf("record during a canary: %v", err)
 	}
 	// make rollback's own deploy of the commit it went back to (a new version of the
 	// same code) takes that release's place: the next rollback goes to an older commit.
 	publish(t, l, "s-a", "r7")
 	setLive(t, l, "s-a", "5")
-	if err := rollback.Record(ctx, l, "live", []string{"s-a"}, "c1", &log); err != nil || history(t, l, "s-a") != "5:c1" {
+	if err := rollback.Record(ctx, l, "live", []string{"s-a"}, "c1", "r7", &log); err != nil || history(t, l, "s-a") != "5:c1" {
 		t.Errorf("the same commit recorded again: %v, history %q, want 5:c1", err, history(t, l, "s-a"))
 	}
 }
@@ -240,11 +252,11 @@ func TestPrune(t *testing.T) {
 	l := client(url)
 	var log strings.Builder
 	deploy(t, l, "p", []string{"r1", "r2", "r3", "r4", "r5", "r6"}, 2)
-	if err := rollback.Record(ctx, l, "live", []string{"p"}, "c2", &log); err != nil {
+	if err := rollback.Record(ctx, l, "live", []string{"p"}, "c2", "r2", &log); err != nil {
 		t.Fatal(err)
 	}
 	setLive(t, l, "p", "5") // 3 and 4: canaries that failed
-	if err := rollback.Record(ctx, l, "live", []string{"p"}, "c5", &log); err != nil {
+	if err := rollback.Record(ctx, l, "live", []string{"p"}, "c5", "r5", &log); err != nil {
 		t.Fatal(err)
 	}
 	if err := rollback.Prune(ctx, l, []string{"p"}, &log); err != nil {
@@ -260,5 +272,53 @@ func TestPrune(t *testing.T) {
 	}
 	if got := strings.Join(left, " "); got != "$LATEST 2 5 6" {
 		t.Errorf("versions left %q, want $LATEST 2 5 6\n%s", got, log.String())
+	}
+}
+
+// TestStalePlanRefused: a rollback interrupted half-way leaves its plan; a deploy that
+// came after it moved every alias. A later rollback must not resume that plan (moving
+// the aliases two releases back and deploying its old commit): it is refused, naming
+// the file, and nothing moves.
+func TestStalePlanRefused(t *testing.T) {
+	ctx := context.Background()
+	url := motoserver.Start(t)
+	motoserver.LambdaRole(t, url)
+	l := client(url)
+	fns := []string{"s-a", "s-b"}
+	var log strings.Builder
+	for _, fn := range fns {
+		deploy(t, l, fn, []string{"r1"}, 1)
+	}
+	release := func(r, commit string) {
+		t.Helper()
+		for _, fn := range fns {
+			publish(t, l, fn, r)
+			setLive(t, l, fn, r[1:])
+		}
+		if err := rollback.Record(ctx, l, "live", fns, commit, r, &log); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rollback.Record(ctx, l, "live", fns, "c1", "r1", &log); err != nil {
+		t.Fatal(err)
+	}
+	release("r2", "c2")
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if _, err := rollback.Run(ctx, &failing{Client: l, fn: "s-b"}, "live", fns, plan, &log); err == nil {
+		t.Fatal("the interrupted run succeeded")
+	}
+	release("r3", "c3")
+	release("r4", "c4")
+	_, err := rollback.Run(ctx, l, "live", fns, plan, &log)
+	if !errors.Is(err, rollback.ErrStalePlan) || !strings.Contains(err.Error(), plan) {
+		t.Errorf("resuming a plan whose aliases moved since: %v, want %v naming %s", err, rollback.ErrStalePlan, plan)
+	}
+	for _, fn := range fns {
+		if got := liveVersion(t, l, fn); got != "4" {
+			t.Errorf("%s: live %s after the refused resume, want 4\n%s", fn, got, log.String())
+		}
+		if h := history(t, l, fn); !strings.HasPrefix(h, "4:c4 3:c3 ") {
+			t.Errorf("%s: history %q after the refused resume", fn, h)
+		}
 	}
 }

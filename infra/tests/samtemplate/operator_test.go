@@ -35,12 +35,37 @@ type samCall struct {
 
 // standInSam writes a stand-in `sam` into a new directory (to put first on PATH): it
 // appends each call to the file $SAM_LOG and exits 1 when its subcommand is $SAM_FAIL.
+// Its deploy does to Lambda (the endpoint AWS_ENDPOINT_URL_LAMBDA) what CloudFormation
+// does with a new Release: it publishes a version of each route group's function whose
+// description is the release and moves the alias live to it. With SAM_DECLINE set it
+// deploys nothing and exits 0, as SAM CLI does when the change set is declined at its
+// prompt.
 func standInSam(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	deploy := `import os, subprocess, sys, boto3
+args = sys.argv[1:]
+env, config = args[args.index("--config-env") + 1], args[args.index("--config-file") + 1]
+stack = subprocess.run(["python3", os.environ["SAMCONFIG_PY"], config, "stack", env], check=True, capture_output=True, text=True).stdout.strip()
+release = [a.split("=", 1)[1] for a in args if a.startswith("Release=")][0]
+l = boto3.client("lambda", region_name="eu-central-1", aws_access_key_id="test", aws_secret_access_key="test")
+for group in os.environ["SAM_GROUPS"].split():
+    name = stack + "-" + group
+    l.update_function_configuration(FunctionName=name, Environment={"Variables": {"RELEASE": release}})
+    v = l.publish_version(FunctionName=name, Description=release)["Version"]
+    l.update_alias(FunctionName=name, Name="live", FunctionVersion=v)
+`
+	var groups []string
+	for _, g := range routegroups.All() {
+		groups = append(groups, g.Name)
+	}
 	script := `#!/bin/sh
+export SAMCONFIG_PY='` + repoFile("infra/ops/samconfig.py") + `' SAM_GROUPS='` + strings.Join(groups, " ") + `'
 python3 -c 'import json, os, sys; open(os.environ["SAM_LOG"], "a").write(json.dumps({"args": sys.argv[1:], "dir": os.getcwd()}) + "\n")' "$@"
-[ "$1" != "${SAM_FAIL:-}" ]
+[ "$1" != "${SAM_FAIL:-}" ] || exit 1
+if [ "$1" = deploy ] && [ -z "${SAM_DECLINE:-}" ]; then
+	exec python3 -c '` + deploy + `' "$@"
+fi
 `
 	if err := os.WriteFile(filepath.Join(dir, "sam"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -223,8 +248,8 @@ func TestOperatorCommands(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	// Each stack's functions as a deploy leaves them: version 1 the release before
-	// (recorded, built from the previous commit), version 2 the new one, now live.
+	// Each stack's functions as the release before left them: version 1 (release r1,
+	// built from the previous commit) live and recorded.
 	functions := func(stack string) []string {
 		var names []string
 		for _, g := range routegroups.All() {
@@ -234,26 +259,15 @@ func TestOperatorCommands(t *testing.T) {
 				Handler: aws.String("bootstrap"), Role: aws.String(roleARN), Code: &types.FunctionCode{ZipFile: zipped(t)}}); err != nil {
 				t.Fatal(err)
 			}
-			for _, r := range []string{"r1", "r2"} {
-				if _, err := l.UpdateFunctionConfiguration(ctx, &lambda.UpdateFunctionConfigurationInput{FunctionName: aws.String(name),
-					Environment: &types.Environment{Variables: map[string]string{"RELEASE": r}}}); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := l.PublishVersion(ctx, &lambda.PublishVersionInput{FunctionName: aws.String(name)}); err != nil {
-					t.Fatal(err)
-				}
+			if _, err := l.PublishVersion(ctx, &lambda.PublishVersionInput{FunctionName: aws.String(name), Description: aws.String("r1")}); err != nil {
+				t.Fatal(err)
 			}
 			if _, err := l.CreateAlias(ctx, &lambda.CreateAliasInput{FunctionName: aws.String(name), Name: aws.String("live"), FunctionVersion: aws.String("1")}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := rollback.Record(ctx, l, "live", names, previous, &strings.Builder{}); err != nil {
+		if err := rollback.Record(ctx, l, "live", names, previous, "r1", &strings.Builder{}); err != nil {
 			t.Fatal(err)
-		}
-		for _, n := range names {
-			if _, err := l.UpdateAlias(ctx, &lambda.UpdateAliasInput{FunctionName: aws.String(n), Name: aws.String("live"), FunctionVersion: aws.String("2")}); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return names
 	}
@@ -310,6 +324,16 @@ func TestOperatorCommands(t *testing.T) {
 				t.Errorf("a failed deploy changed the history: %v", released)
 			}
 			samCalls(t, log)
+			// The change set declined at sam deploy's prompt (sam exits 0, nothing
+			// deployed): make fails and records nothing.
+			out, err = run([]string{"SAM_DECLINE=1"}, "-o", "lint", "deploy", "ENV="+env)
+			if err == nil || !strings.Contains(out, "nothing recorded") {
+				t.Errorf("make deploy of a declined change set: %v\n%s", err, out)
+			}
+			if live, released := aliases(names); live[0] != "1" || released[0] != "[{1 "+previous+"}]" {
+				t.Errorf("a declined change set changed live %v or the history %v", live, released)
+			}
+			samCalls(t, log)
 			// sam deploy succeeds.
 			out, err = run(nil, "-o", "lint", "deploy", "ENV="+env)
 			if err != nil {
@@ -344,7 +368,9 @@ func TestOperatorCommands(t *testing.T) {
 		}
 		live, released := aliases(names)
 		for i, n := range names {
-			if live[i] != "1" || released[i] != "[{1 "+previous+"}]" {
+			// The aliases went back to 1; the deploy of its commit published 3, which
+			// takes that release's place.
+			if live[i] != "3" || released[i] != "[{3 "+previous+"}]" {
 				t.Errorf("%s after make rollback: live %s, history %s", n, live[i], released[i])
 			}
 		}

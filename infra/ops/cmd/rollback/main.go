@@ -4,7 +4,7 @@
 // succeeded: `make rollback ENV=<env>`, `make deploy`.
 //
 //	AWS_REGION=... AWS_ACCESS_KEY_ID=... go run ./infra/ops/cmd/rollback -stack media-catalog-prod
-//	AWS_REGION=... go run ./infra/ops/cmd/rollback -stack media-catalog-prod -record <commit>
+//	AWS_REGION=... go run ./infra/ops/cmd/rollback -stack media-catalog-prod -record <commit> -release <release>
 package main
 
 import (
@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	alias := fs.String("alias", "live", "the alias the API calls")
 	dir := fs.String("dir", ".rollback", "folder of the unfinished plans")
 	record := fs.String("record", "", "record the live versions as the release built from this commit, and delete the versions nothing can go back to")
+	release := fs.String("release", "", "with -record: the release make deploy deployed (template.yaml's Release), which every live version must carry")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,13 +62,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for i, f := range functions {
 		names[i] = *stack + "-" + f
 	}
+	plan := filepath.Join(*dir, strings.ReplaceAll(*stack, "/", "_")+".json")
 	if *record != "" {
-		if err := rollback.Record(ctx, l, *alias, names, *record, stderr); err != nil {
+		if err := rollback.Record(ctx, l, *alias, names, *record, *release, stderr); err != nil {
+			return err
+		}
+		// A deploy that went live supersedes a rollback left unfinished before it.
+		if err := os.Remove(plan); err == nil {
+			fmt.Fprintf(stderr, "removed the unfinished rollback %s: the deploy replaced it\n", plan)
+		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		return rollback.Prune(ctx, l, names, stderr)
 	}
-	p, err := rollback.Run(ctx, l, *alias, names, filepath.Join(*dir, strings.ReplaceAll(*stack, "/", "_")+".json"), stderr)
+	p, err := rollback.Run(ctx, l, *alias, names, plan, stderr)
 	if err != nil {
 		return err
 	}
