@@ -277,10 +277,10 @@ migrate-rehearsal: ## rehearse the pending migrations on a 1M catalog under prob
 # A client's whole catalog deleted in batches (infra/ops/bulk): each a short transaction under
 # the writers' timeouts, resumable by running it again. Other batched jobs: go run
 # ./infra/ops/cmd/bulk update -table <t> -set <sql> -where <sql> (docs/migrations.md).
-purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches
+purge-client: ## delete client CLIENT's catalog from DATABASE_URL in batches (CONFIRM=<the client's name>, which a run without it prints)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set" >&2; exit 2; }
-	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id>" >&2; exit 2; }
-	$(GO) run ./infra/ops/cmd/bulk purge-client -client $(CLIENT)
+	@test -n "$(CLIENT)" || { echo "usage: make purge-client CLIENT=<id> CONFIRM=<the client's name>" >&2; exit 2; }
+	$(GO) run ./infra/ops/cmd/bulk purge-client -client '$(CLIENT)' -confirm "$$CONFIRM"
 
 # The restore procedure on the local stack (docs/operations.md): a base backup with WAL
 # archiving, a workload around a restore point T, a point-in-time recovery into a new

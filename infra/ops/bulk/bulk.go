@@ -37,6 +37,32 @@ const (
 	lockRetries             = 20
 )
 
+// ErrNoClient: no client has the id.
+var ErrNoClient = errors.New("no such client")
+
+// Client is what an operator checks before purging a client: its name and the kept
+// counts of its catalog.
+type Client struct {
+	ID           int64
+	Name         string
+	Publishers   int64
+	Contributors int64
+}
+
+// DescribeClient reads a client's row.
+func DescribeClient(ctx context.Context, pool *pgxpool.Pool, id int64) (Client, error) {
+	c := Client{ID: id}
+	err := pool.QueryRow(ctx, `SELECT name, publisher_count, contributor_count FROM clients WHERE id = $1`, id).
+		Scan(&c.Name, &c.Publishers, &c.Contributors)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Client{}, fmt.Errorf("bulk: client %d: %w", id, ErrNoClient)
+	}
+	if err != nil {
+		return Client{}, fmt.Errorf("bulk: client %d: %w", id, err)
+	}
+	return c, nil
+}
+
 // PurgeClient deletes a client's catalog: its series (with their aliases,
 // descriptions, links, volumes and tags), publishers, contributors and tags, in
 // batches, then the client row. It returns the rows deleted per table.

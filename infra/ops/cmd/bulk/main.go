@@ -1,11 +1,13 @@
 // Command bulk runs an operator's large writes in batches (infra/ops/bulk), each a short
 // transaction under the writers' timeouts, against DATABASE_URL:
 //
-//	go run ./infra/ops/cmd/bulk purge-client -client 2
+//	go run ./infra/ops/cmd/bulk purge-client -client 2 -confirm 'the client's name'
 //	go run ./infra/ops/cmd/bulk update -table contributors -set "last_name = upper(last_name)" -where "client_id = 2"
 //
-// A stopped run is resumed by running it again. make purge-client CLIENT=<id> runs the
-// first.
+// A stopped run is resumed by running it again. make purge-client CLIENT=<id>
+// CONFIRM=<name> runs the first. A purge cannot be undone short of a point-in-time
+// restore, so it deletes nothing unless -confirm is the client's name, which a run
+// without it prints: a mistyped id names another client, not the one meant.
 package main
 
 import (
@@ -27,11 +29,12 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: bulk purge-client -client <id> | bulk update -table <t> -set <sql> -where <sql>")
+		return errors.New("usage: bulk purge-client -client <id> -confirm <name> | bulk update -table <t> -set <sql> -where <sql>")
 	}
 	fs := flag.NewFlagSet("bulk "+args[0], flag.ContinueOnError)
 	batch := fs.Int("batch", bulk.DefaultBatchSize, "rows per batch (one transaction each)")
 	client := fs.Int64("client", 0, "purge-client: the client whose catalog is deleted")
+	confirm := fs.String("confirm", "", "purge-client: the client's name, as a run without it prints")
 	table := fs.String("table", "", "update: the table")
 	set := fs.String("set", "", "update: the SET list, in SQL")
 	where := fs.String("where", "", "update: the rows to change, in SQL")
@@ -53,7 +56,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 		if *client <= 0 {
 			return errors.New("purge-client: -client must be a client id")
 		}
-		_, err := bulk.PurgeClient(ctx, db.Pool, *client, opts)
+		c, err := bulk.DescribeClient(ctx, db.Pool, *client)
+		if err != nil {
+			return err
+		}
+		if *confirm != c.Name {
+			return fmt.Errorf("purge-client: client %d is %q (%d publishers, %d contributors); to delete its whole catalog, name it: make purge-client CLIENT=%d CONFIRM=<its name>",
+				c.ID, c.Name, c.Publishers, c.Contributors, c.ID)
+		}
+		_, err = bulk.PurgeClient(ctx, db.Pool, *client, opts)
 		return err
 	case "update":
 		if *table == "" || *set == "" || *where == "" {
